@@ -1,0 +1,92 @@
+#include "gpu_catalog.hpp"
+
+#include <cstdlib>
+
+#ifndef MEMWALL_DEFAULT_GPU_CATALOG
+#define MEMWALL_DEFAULT_GPU_CATALOG "model/gpus.yaml"
+#endif
+
+namespace memwall::model {
+
+GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
+  node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
+                   "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "source"});
+  GpuSpec g = base ? *base : GpuSpec{};
+  if (base)
+    g.source = "based on " + base->name;
+  auto read = [&](const char* key, Dimension dim, double& field, bool allow_zero = false) {
+    if (auto c = node.optional_child(key))
+      field = allow_zero ? c->as_non_negative_quantity(dim) : c->as_positive_quantity(dim);
+    else if (!base)
+      node.fail(std::string("missing required key '") + key + "'");
+  };
+  if (auto c = node.optional_child("name"))
+    g.name = c->as_string();
+  else if (!base)
+    node.fail("missing required key 'name'");
+  g.display_name = node.has("display_name") ? node.child("display_name").as_string() : g.name;
+  read("peak", Dimension::FlopRate, g.peak_flops_per_s);
+  read("hbm_bandwidth", Dimension::Bandwidth, g.hbm_bytes_per_s);
+  read("l2", Dimension::Bytes, g.l2_bytes);
+  read("hbm_capacity", Dimension::Bytes, g.hbm_capacity_bytes);
+  read("e_hbm", Dimension::Energy, g.e_hbm_j_per_byte);
+  read("e_flop", Dimension::Energy, g.e_flop_j_per_flop);
+  read("e_dp", Dimension::Energy, g.e_dp_j_per_flop);
+  read("p_static", Dimension::Power, g.p_static_w, true);
+  read("tdp", Dimension::Power, g.tdp_w);
+  read("nvlink", Dimension::Bandwidth, g.nvlink_bytes_per_s);
+  read("ib", Dimension::Bandwidth, g.ib_bytes_per_s);
+  if (auto c = node.optional_child("source"))
+    g.source = c->as_string();
+  if (g.p_static_w > g.tdp_w)
+    node.fail("p_static (" + std::to_string(g.p_static_w) + " W) exceeds tdp (" + std::to_string(g.tdp_w) + " W)");
+  return g;
+}
+
+GpuCatalog GpuCatalog::load_file(const std::string& path) { return from_node(InputNode::load_file(path)); }
+
+GpuCatalog GpuCatalog::from_node(const InputNode& root) {
+  root.check_keys({"gpus"});
+  GpuCatalog catalog;
+  for (const auto& entry : root.child("gpus").elements()) {
+    entry.require_map();
+    if (entry.has("like"))
+      entry.fail("'like' is for a scenario's inline GPU, not for catalog entries");
+    GpuSpec g = parse_gpu(entry, nullptr);
+    if (catalog.find(g.name))
+      entry.child("name").fail("duplicate GPU name '" + g.name + "'");
+    catalog.gpus_.push_back(std::move(g));
+  }
+  if (catalog.gpus_.empty())
+    root.child("gpus").fail("the catalog lists no GPU");
+  return catalog;
+}
+
+const std::string& GpuCatalog::default_path() {
+  static const std::string path = [] {
+    const char* env = std::getenv("MEMWALL_GPU_CATALOG");
+    return std::string(env && *env ? env : MEMWALL_DEFAULT_GPU_CATALOG);
+  }();
+  return path;
+}
+
+const GpuCatalog& GpuCatalog::builtin() {
+  static const GpuCatalog catalog = load_file(default_path());
+  return catalog;
+}
+
+const GpuSpec* GpuCatalog::find(const std::string& name) const {
+  for (const auto& g : gpus_)
+    if (g.name == name || g.display_name == name)
+      return &g;
+  return nullptr;
+}
+
+std::string GpuCatalog::names() const {
+  std::string list;
+  for (const auto& g : gpus_)
+    list += (list.empty() ? "" : ", ") + g.name;
+  return list;
+}
+
+} // namespace memwall::model

@@ -1,0 +1,38 @@
+#include "commands.hpp"
+
+#include "model/gpu_catalog.hpp"
+#include "model/layer_cost.hpp"
+#include "model/seed_tables.hpp"
+
+#include <cmath>
+#include <iostream>
+
+namespace memwall::cli {
+
+int tables_command() {
+  model::print_seed_tables(std::cout, model::GpuCatalog::builtin(), model::TrafficConstants{});
+  return kExitOk;
+}
+
+int gpus_command() {
+  const auto& catalog = model::GpuCatalog::builtin();
+  const model::TrafficConstants traffic;
+  std::cout << "GPU catalog: " << model::GpuCatalog::default_path() << "\n";
+  std::cout << model::format("%-18s %9s %8s %7s %7s %7s %7s %6s %8s %8s %8s\n", "GPU", "peak TF/s", "HBM TB/s",
+                             "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k", "NVLink GB/s");
+  for (const auto& g : catalog.gpus()) {
+    const double t_min = model::t_min_tokens(4096, g, traffic);
+    std::cout << model::format("%-18s %9.0f %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %8.0f\n",
+                               g.display_name.c_str(), g.peak_flops_per_s / 1e12, g.hbm_bytes_per_s / 1e12,
+                               g.hbm_capacity_bytes / 1e9, g.l2_bytes / 1e6, g.tdp_w,
+                               model::machine_balance_flops_per_byte(g), model::energy_balance_flops_per_byte(g),
+                               model::d_min_hidden(g, traffic),
+                               std::isfinite(t_min) ? model::format("%.0f", t_min).c_str() : "never",
+                               g.nvlink_bytes_per_s / 1e9);
+  }
+  std::cout << "beta_t, beta_E in FLOP/B; d_min: smallest hidden size that can reach beta_t; "
+               "T_min@4k: tokens per weight visit needed at d = 4096.\n";
+  return kExitOk;
+}
+
+} // namespace memwall::cli

@@ -1,0 +1,49 @@
+// memwall: discrete-event simulator of deep-learning training clusters.
+#include "commands.hpp"
+
+#include "model/input_error.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace memwall::cli;
+  CLI::App app{"memwall: simulate transformer training steps on GPU clusters (time, energy, scale-out)"};
+  app.require_subcommand(0, 1);
+
+  RunOptions run_options;
+  auto* run = app.add_subcommand("run", "simulate scenario files (or every .yaml of a directory); "
+                                        "prints the seed's Table 5 columns");
+  run->add_option("paths", run_options.paths, "scenario files or directories (default: the worked example)");
+  run->add_flag("--json", run_options.json, "one JSON object per scenario instead of the table");
+
+  std::vector<std::string> validate_paths;
+  auto* validate = app.add_subcommand("validate", "check scenario files without running them");
+  validate->add_option("paths", validate_paths, "scenario files or directories")->required();
+
+  auto* tables = app.add_subcommand("tables", "print the seed's Tables 1-6 from memwall's closed-form model");
+  auto* gpus = app.add_subcommand("gpus", "list the GPU catalog with each GPU's balances");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  try {
+    if (*validate)
+      return validate_command(validate_paths);
+    if (*tables)
+      return tables_command();
+    if (*gpus)
+      return gpus_command();
+    return run_command(run_options); // `run`, or no subcommand: the default job
+  } catch (const memwall::model::InputError& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "memwall: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}

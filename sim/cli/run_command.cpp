@@ -1,0 +1,70 @@
+#include "commands.hpp"
+
+#include "model/input_error.hpp"
+#include "model/table5_layout.hpp"
+#include "sim/isolated_run.hpp"
+#include "sim/result_json.hpp"
+
+#include <iostream>
+
+#ifndef MEMWALL_SOURCE_DIR
+#define MEMWALL_SOURCE_DIR "."
+#endif
+
+namespace memwall::cli {
+
+std::string default_scenario_path() { return std::string(MEMWALL_SOURCE_DIR) + "/scenarios/worked-example"; }
+
+namespace {
+
+// Loads every scenario first, so that bad input stops the run before anything is simulated.
+std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths) {
+  const auto& catalog = model::GpuCatalog::builtin();
+  std::vector<sim::Scenario> scenarios;
+  for (const auto& path : paths)
+    for (const auto& file : sim::scenario_files(path))
+      scenarios.push_back(sim::load_scenario(file, catalog));
+  return scenarios;
+}
+
+} // namespace
+
+int run_command(const RunOptions& options) {
+  std::vector<sim::Scenario> scenarios;
+  try {
+    scenarios = load_all(options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths);
+  } catch (const model::InputError& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (!options.json)
+    std::cout << model::table5_header() << "\n";
+  int code = kExitOk;
+  for (const auto& s : scenarios) {
+    try {
+      const nlohmann::json record = sim::run_isolated(s);
+      if (options.json)
+        std::cout << record.dump() << "\n";
+      else
+        std::cout << model::table5_row(s.name, sim::metrics_from_json(record)) << "\n";
+      std::cout.flush();
+    } catch (const std::exception& e) {
+      std::cerr << "memwall: error: " << e.what() << "\n";
+      code = kExitInternal;
+    }
+  }
+  return code;
+}
+
+int validate_command(const std::vector<std::string>& paths) {
+  try {
+    for (const auto& s : load_all(paths))
+      std::cout << s.file << ": ok (" << s.name << ", " << s.gpus << " x " << s.gpu.name << ")\n";
+  } catch (const model::InputError& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+} // namespace memwall::cli

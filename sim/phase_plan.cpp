@@ -1,0 +1,56 @@
+#include "phase_plan.hpp"
+
+#include "model/layer_cost.hpp"
+#include "model/step_closed_form.hpp"
+
+#include <algorithm>
+
+namespace memwall::sim {
+
+const char* phase_name(PhaseKind kind) {
+  switch (kind) {
+  case PhaseKind::FwdGemm:
+    return "fwd_gemm";
+  case PhaseKind::FwdElementwise:
+    return "fwd_elementwise";
+  case PhaseKind::BwdGemm:
+    return "bwd_gemm";
+  case PhaseKind::BwdElementwise:
+    return "bwd_elementwise";
+  case PhaseKind::AllReduce:
+    return "allreduce";
+  case PhaseKind::Optimizer:
+    return "optimizer";
+  }
+  return "?";
+}
+
+namespace {
+
+PhaseCost gemm_phase(PhaseKind kind, double flops, double bytes, double balance) {
+  return {kind, flops, bytes, std::max(flops, bytes * balance)};
+}
+
+PhaseCost memory_phase(PhaseKind kind, double bytes, double balance) { return {kind, 0.0, bytes, bytes * balance}; }
+
+} // namespace
+
+StepWork plan_step_work(const Scenario& s) {
+  const model::LayerCost layer =
+      model::layer_step(s.shape.hidden, s.tokens_per_microbatch, s.gpu, s.traffic, s.shape.seq_len);
+  const double balance = model::machine_balance_flops_per_byte(s.gpu);
+  constexpr double fwd = 1.0 / 3.0;
+  const double bwd = 1.0 - fwd;
+  StepWork w;
+  w.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, layer.flops * fwd, layer.weight_bytes * fwd, balance);
+  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd, layer.weight_bytes * bwd, balance);
+  w.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, layer.activation_bytes * fwd, balance);
+  w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd, balance);
+  const double params = model::total_params(s.shape);
+  w.optimizer = memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, s.gpus, s.traffic), balance);
+  // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
+  w.gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * params;
+  return w;
+}
+
+} // namespace memwall::sim

@@ -1,0 +1,62 @@
+#include "result_json.hpp"
+
+namespace memwall::sim {
+
+namespace {
+
+// One table of (JSON key, StepMetrics field) so that writing and reading cannot drift apart.
+struct MetricField {
+  const char* key;
+  double model::StepMetrics::*field;
+};
+constexpr MetricField kMetricFields[] = {
+    {"params", &model::StepMetrics::params},
+    {"tokens_per_gpu", &model::StepMetrics::tokens_per_gpu},
+    {"step_time_s", &model::StepMetrics::step_time_s},
+    {"t_compute_s", &model::StepMetrics::t_compute_s},
+    {"t_allreduce_s", &model::StepMetrics::t_allreduce_s},
+    {"t_optimizer_s", &model::StepMetrics::t_optimizer_s},
+    {"flops", &model::StepMetrics::flops},
+    {"hbm_bytes", &model::StepMetrics::hbm_bytes},
+    {"ms_per_token", &model::StepMetrics::ms_per_token},
+    {"energy_j", &model::StepMetrics::energy_j},
+    {"e_arith_j", &model::StepMetrics::e_arith_j},
+    {"e_hbm_j", &model::StepMetrics::e_hbm_j},
+    {"e_static_j", &model::StepMetrics::e_static_j},
+    {"e_network_j", &model::StepMetrics::e_network_j},
+    {"mj_per_token", &model::StepMetrics::mj_per_token},
+    {"arith_pct", &model::StepMetrics::arith_pct},
+    {"hbm_pct", &model::StepMetrics::hbm_pct},
+    {"static_pct", &model::StepMetrics::static_pct},
+    {"network_pct", &model::StepMetrics::network_pct},
+    {"intensity", &model::StepMetrics::intensity_flops_per_byte},
+    {"slowdown", &model::StepMetrics::slowdown},
+};
+
+} // namespace
+
+nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
+  nlohmann::json j;
+  j["name"] = s.name;
+  j["file"] = s.file;
+  j["gpu"] = s.gpu.name;
+  j["gpus"] = s.gpus;
+  j["microbatches"] = s.microbatches;
+  j["steps"] = s.steps;
+  for (const auto& f : kMetricFields)
+    j[f.key] = r.metrics.*f.field;
+  j["makespan_s"] = r.makespan_s;
+  j["sim_wall_s"] = r.sim_wall_s;
+  j["activities"] = r.activities;
+  j["activities_per_s"] = r.sim_wall_s > 0 ? double(r.activities) / r.sim_wall_s : 0.0;
+  return j;
+}
+
+model::StepMetrics metrics_from_json(const nlohmann::json& record) {
+  model::StepMetrics m;
+  for (const auto& f : kMetricFields)
+    m.*f.field = record.at(f.key).get<double>();
+  return m;
+}
+
+} // namespace memwall::sim

@@ -1,0 +1,126 @@
+#include "scenario.hpp"
+
+#include "model/input_error.hpp"
+#include "topologies/fabric_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace memwall::sim {
+
+using model::Dimension;
+using model::InputNode;
+
+namespace {
+
+model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& catalog) {
+  if (node.is_scalar()) {
+    const std::string name = node.as_string();
+    const model::GpuSpec* g = catalog.find(name);
+    if (!g)
+      node.fail("unknown GPU '" + name + "' (catalog " + model::GpuCatalog::default_path() + " has: " +
+                catalog.names() + ")");
+    return *g;
+  }
+  node.require_map();
+  const model::GpuSpec* base = nullptr;
+  if (auto like = node.optional_child("like")) {
+    base = catalog.find(like->as_string());
+    if (!base)
+      like->fail("unknown GPU '" + like->as_string() + "' (have: " + catalog.names() + ")");
+  }
+  return model::parse_gpu(node, base);
+}
+
+model::TransformerShape parse_model(const InputNode& node) {
+  node.check_keys({"hidden", "layers", "seq_len", "vocab"});
+  model::TransformerShape s;
+  s.hidden = node.child("hidden").as_positive_integer();
+  s.layers = node.child("layers").as_positive_integer();
+  if (auto c = node.optional_child("seq_len"))
+    s.seq_len = c->as_non_negative_integer();
+  if (auto c = node.optional_child("vocab"))
+    s.vocab = c->as_non_negative_integer();
+  return s;
+}
+
+model::TrafficConstants parse_traffic(const InputNode& node) {
+  node.check_keys({"b_w", "a", "a_store", "b_opt", "b_ar", "l2_frac"});
+  model::TrafficConstants t;
+  auto read = [&](const char* key, double& field) {
+    if (auto c = node.optional_child(key))
+      field = c->as_non_negative_number();
+  };
+  read("b_w", t.b_w_bytes_per_param);
+  read("a", t.a_bytes_per_token_per_d);
+  read("a_store", t.a_store_bytes_per_token_per_d);
+  read("b_opt", t.b_opt_bytes_per_param);
+  read("b_ar", t.b_ar_bytes_per_param);
+  if (auto c = node.optional_child("l2_frac")) {
+    t.l2_fraction = c->as_positive_number();
+    if (t.l2_fraction > 1)
+      c->fail("must be a fraction in (0, 1]");
+  }
+  return t;
+}
+
+} // namespace
+
+Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog) {
+  root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps"});
+  Scenario s;
+  s.file = root.file();
+  s.name = root.has("name") ? root.child("name").as_string()
+                            : std::filesystem::path(root.file()).stem().string();
+  s.gpu = parse_gpu_ref(root.child("gpu"), catalog);
+  s.shape = parse_model(root.child("model"));
+  const InputNode batch = root.child("batch");
+  batch.check_keys({"tokens_per_microbatch", "microbatches"});
+  s.tokens_per_microbatch = double(batch.child("tokens_per_microbatch").as_positive_integer());
+  if (auto c = batch.optional_child("microbatches"))
+    s.microbatches = c->as_positive_integer();
+  const InputNode cluster = root.child("cluster");
+  cluster.check_keys({"gpus", "fabric"});
+  s.gpus = cluster.child("gpus").as_positive_integer();
+  if (auto c = cluster.optional_child("fabric")) {
+    s.fabric = topologies::parse_fabric(*c);
+    topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
+  } else if (s.gpus > 1) {
+    cluster.fail("missing required key 'fabric' (needed when gpus > 1)");
+  } else {
+    s.fabric.link_bytes_per_s = s.gpu.ib_bytes_per_s; // unused by a single GPU
+  }
+  if (auto c = root.optional_child("traffic"))
+    s.traffic = parse_traffic(*c);
+  if (auto c = root.optional_child("steps"))
+    s.steps = c->as_positive_integer();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog) {
+  std::string text = InputNode::read_text_file(path);
+  Scenario s = parse_scenario(InputNode::load_string(text, path), catalog);
+  s.yaml_text = std::move(text);
+  return s;
+}
+
+std::vector<std::string> scenario_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw model::InputError(path, 0, "", "no such file or directory");
+  if (!fs::is_directory(path, ec))
+    return {path};
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    const auto ext = entry.path().extension();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml"))
+      files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty())
+    throw model::InputError(path, 0, "", "the directory holds no .yaml scenario");
+  return files;
+}
+
+} // namespace memwall::sim

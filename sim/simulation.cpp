@@ -1,0 +1,86 @@
+#include "simulation.hpp"
+
+#include "gpu_actor.hpp"
+#include "platform_builder.hpp"
+#include "topologies/fabric_loader.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace memwall::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+void configure_engine() {
+  // Closed-form-exact network model: no TCP window bound, no cross-traffic of acknowledgements.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  // Actors are shallow; small stacks let 16k GPUs fit in memory.
+  sg4::Engine::set_config("contexts/stack-size:64");
+}
+
+model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& totals, double makespan_s) {
+  model::StepMetrics m;
+  const double gpus = double(totals.size());
+  const double steps = double(s.steps);
+  for (const GpuTotals& t : totals) {
+    using K = PhaseKind;
+    auto time = [&](K k) { return t.phase_time_s[static_cast<size_t>(k)]; };
+    m.t_compute_s += time(K::FwdGemm) + time(K::FwdElementwise) + time(K::BwdGemm) + time(K::BwdElementwise);
+    m.t_allreduce_s += time(K::AllReduce);
+    m.t_optimizer_s += time(K::Optimizer);
+    m.flops += t.flops;
+    m.hbm_bytes += t.hbm_bytes;
+    m.e_arith_j += t.e_arith_j;
+    m.e_hbm_j += t.e_hbm_j;
+    m.e_network_j += t.e_network_j;
+  }
+  for (double* field : {&m.t_compute_s, &m.t_allreduce_s, &m.t_optimizer_s, &m.flops, &m.hbm_bytes, &m.e_arith_j,
+                        &m.e_hbm_j, &m.e_network_j})
+    *field /= gpus * steps;
+  m.params = model::total_params(s.shape);
+  m.tokens_per_gpu = s.tokens_per_microbatch * double(s.microbatches);
+  m.step_time_s = makespan_s / steps;
+  // Static power burns for the whole run on every GPU, waiting included.
+  m.e_static_j = s.gpu.p_static_w * m.step_time_s;
+  model::finish_ratios(m, s.gpu.peak_flops_per_s);
+  return m;
+}
+
+} // namespace
+
+RunResult run_simulation(const Scenario& s) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  xbt_log_control_set("root.thresh:warning");
+  sg4::Engine engine("memwall");
+  configure_engine();
+
+  const topologies::FabricGraph graph = topologies::build_fabric_graph(s.fabric, s.gpus);
+  const Platform platform = build_platform(graph, s.gpu.peak_flops_per_s);
+  const StepWork work = plan_step_work(s);
+  RunRecorder recorder(s.gpus, s.gpu);
+  const RingAllReduce ring(platform, recorder);
+  for (long long rank = 0; rank < s.gpus; ++rank)
+    sg4::Actor::create(platform.gpus[static_cast<size_t>(rank)]->get_name(), platform.gpus[static_cast<size_t>(rank)],
+                       GpuActor(rank, s, work, ring, recorder));
+  engine.run();
+
+  RunResult result;
+  result.per_gpu = recorder.totals();
+  for (const GpuTotals& t : result.per_gpu) {
+    result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
+    result.activities += t.activities;
+  }
+  result.metrics = summarise(s, result.per_gpu, result.makespan_s);
+  result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+} // namespace memwall::sim

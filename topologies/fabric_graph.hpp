@@ -1,0 +1,40 @@
+// The fabric as a Boost.Graph graph: GPUs, switches and NICs as vertices, full-duplex links as edges.
+// Validated and queried here; turned into a SimGrid platform by sim/platform_builder.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <string>
+#include <vector>
+
+namespace memwall::topologies {
+
+enum class NodeKind { Gpu, Switch, Nic };
+
+struct FabricNode {
+  std::string name;
+  NodeKind kind = NodeKind::Gpu;
+  long long gpu_rank = -1; // for GPUs: 0..N-1
+};
+
+struct FabricLink {
+  std::string name;
+  double bytes_per_s = 0; // per direction
+  double latency_s = 0;
+  double pj_per_bit = 0;
+};
+
+using FabricGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, FabricNode, FabricLink>;
+using FabricVertex = boost::graph_traits<FabricGraph>::vertex_descriptor;
+
+// Host name of GPU `rank`, zero-padded so that sorting by name gives rank order.
+std::string gpu_host_name(long long rank);
+
+// GPU vertices in rank order.
+std::vector<FabricVertex> gpu_vertices(const FabricGraph& graph);
+
+// Throws std::invalid_argument with the reason when the graph is not a usable fabric
+// (disconnected, non-positive bandwidth, negative latency, duplicate names, GPU ranks not 0..N-1).
+void validate_fabric_graph(const FabricGraph& graph);
+
+} // namespace memwall::topologies

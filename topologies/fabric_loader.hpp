@@ -1,0 +1,15 @@
+// Reads a fabric description (inline mapping in a scenario) and builds its graph.
+#pragma once
+
+#include "fabric_graph.hpp"
+#include "fabric_spec.hpp"
+#include "model/input_node.hpp"
+
+namespace memwall::topologies {
+
+FabricSpec parse_fabric(const model::InputNode& node);
+
+// Builds and validates the graph for N GPUs; problems become InputErrors at the fabric's line.
+FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus);
+
+} // namespace memwall::topologies
