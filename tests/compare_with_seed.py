@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Compares memwall's printed tables with the seed's expected_tables.txt, number by number.
+
+Usage:
+  compare_with_seed.py tables MEMWALL EXPECTED        # `memwall tables` vs Tables 1-6
+  compare_with_seed.py table5 MEMWALL EXPECTED DIR    # `memwall run DIR` vs the seed's Table 5 rows
+
+Each line is split into tokens; numeric tokens must be equal as printed (same precision, same
+digits), the others equal as text. Missing or extra lines fail. Exit 0 when all match.
+"""
+import re
+import subprocess
+import sys
+
+NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?%?$")
+
+
+def tokens(line):
+    return line.split()
+
+
+def compare_lines(got_lines, want_lines, what):
+    errors = []
+    numbers = 0
+    if len(got_lines) != len(want_lines):
+        errors.append(f"{what}: {len(got_lines)} lines, expected {len(want_lines)}")
+    for i, (got, want) in enumerate(zip(got_lines, want_lines)):
+        g, w = tokens(got), tokens(want)
+        if len(g) != len(w):
+            errors.append(f"{what} line {i + 1}: {len(g)} fields, expected {len(w)}\n  got:  {got}\n  want: {want}")
+            continue
+        for a, b in zip(g, w):
+            if NUMBER.match(b):
+                numbers += 1
+                if a != b:
+                    errors.append(f"{what} line {i + 1}: {a} != {b} (seed)\n  got:  {got}\n  want: {want}")
+            elif a != b:
+                errors.append(f"{what} line {i + 1}: text '{a}' != '{b}'")
+    return errors, numbers
+
+
+def table_block(lines, title_prefix):
+    """Lines of one seed table: from its '== Table N' title to the line before the next title."""
+    start = next(i for i, l in enumerate(lines) if l.startswith(title_prefix))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("== Table")), len(lines))
+    return [l for l in lines[start:end] if l.strip()]
+
+
+def main():
+    mode, memwall, expected = sys.argv[1:4]
+    want_all = open(expected).read().splitlines()
+    if mode == "tables":
+        got = subprocess.run([memwall, "tables"], check=True, capture_output=True, text=True).stdout
+        got_lines = [l for l in got.splitlines() if l.strip()]
+        want_lines = [l for l in want_all if l.strip()]
+        errors, numbers = compare_lines(got_lines, want_lines, "tables")
+    else:
+        directory = sys.argv[4]
+        got = subprocess.run([memwall, "run", directory], check=True, capture_output=True, text=True).stdout
+        got_lines = [l for l in got.splitlines() if l.strip()]
+        want_lines = table_block(want_all, "== Table 5")[2:]  # header row onwards
+        errors, numbers = compare_lines(got_lines, want_lines, "table5")
+        if len(got_lines) != 7:
+            errors.append(f"expected a header and 6 rows, got {len(got_lines)} lines")
+    for e in errors:
+        print(e)
+    print(f"{numbers} numbers compared, {len(errors)} mismatches")
+    if numbers == 0:
+        print("no numbers compared: the expected file was not parsed")
+        return 1
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
