@@ -18,11 +18,11 @@ int gpus_command() {
   const auto& catalog = model::GpuCatalog::builtin();
   const model::TrafficConstants traffic;
   std::cout << "GPU catalog: " << model::GpuCatalog::default_path() << "\n";
-  std::cout << model::format("%-18s %9s %8s %7s %7s %7s %7s %6s %8s %8s %8s\n", "GPU", "peak TF/s", "HBM TB/s",
+  std::cout << model::format("%-18s %9s %8s %7s %7s %7s %7s %6s %8s %8s %11s\n", "GPU", "peak TF/s", "HBM TB/s",
                              "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k", "NVLink GB/s");
   for (const auto& g : catalog.gpus()) {
     const double t_min = model::t_min_tokens(4096, g, traffic);
-    std::cout << model::format("%-18s %9.0f %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %8.0f\n",
+    std::cout << model::format("%-18s %9.0f %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f\n",
                                g.display_name.c_str(), g.peak_flops_per_s / 1e12, g.hbm_bytes_per_s / 1e12,
                                g.hbm_capacity_bytes / 1e9, g.l2_bytes / 1e6, g.tdp_w,
                                model::machine_balance_flops_per_byte(g), model::energy_balance_flops_per_byte(g),
