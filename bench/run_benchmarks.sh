@@ -8,3 +8,9 @@ echo "[target <= 10 s, <= 1 GiB]  64-GPU IB row, 8 micro-batches, N = 1,024:"
 "$build/bench/bench_scale" "$row" 1024 8
 echo "[target <= 60 s, <= 4 GiB]  64-GPU IB row, 1 micro-batch, N = 16,384:"
 "$build/bench/bench_scale" "$row" 16384 1
+echo "[target <= 60 s with -j 2]  Table 6 sweep (8 points, N up to 1,024):"
+out=$(mktemp -d)
+start=$(date +%s%N)
+"$build/memwall" sweep scenarios/batch-squeeze.yaml -j 2 --out "$out/squeeze.csv" >/dev/null 2>&1
+echo "wall=$(( ($(date +%s%N) - start) / 1000000 )) ms"
+rm -rf "$out"

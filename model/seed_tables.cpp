@@ -4,7 +4,7 @@
 #include "input_error.hpp"
 #include "layer_cost.hpp"
 #include "step_closed_form.hpp"
-#include "table5_layout.hpp"
+#include "seed_table_layout.hpp"
 
 #include <cmath>
 #include <cstdarg>
@@ -144,7 +144,7 @@ void print_table_worked_example(std::ostream& out, const GpuCatalog& catalog, co
 }
 
 void print_table_squeeze(std::ostream& out, const GpuCatalog& catalog, const TrafficConstants& traffic) {
-  out << "\n== Table 6: the batch-size squeeze: time-optimal global batch B_opt = sqrt(B_crit * N * T_fixed) ==\n";
+  out << "\n" << table6_title() << "\n";
   const GpuSpec& g = lookup(catalog, "A100-80GB");
   const double params = layer_params(TransformerShape{4096, 32, 0, 0}); // the seed leaves embeddings out here
   const double b_crit_tokens = 1e6;
@@ -158,9 +158,7 @@ void print_table_squeeze(std::ostream& out, const GpuCatalog& catalog, const Tra
     for (long long n : {8, 64, 256, 1024}) {
       const double t_fixed = closed_form_fixed_time_s(g, params, n, fab.bytes_per_s, traffic);
       const SqueezePoint p = squeeze_from_fixed_time(t_fixed, g, params, n, b_crit_tokens);
-      out << format("  %-16s N=%5lld: T_fixed=%7.0f tok-eq/GPU  B_opt=%5.2f M tokens T_dev,opt=%7.0f tok/GPU  "
-                    "(comm parity at %.0f)\n",
-                    fab.label.c_str(), n, p.t_fixed_tokens, p.b_opt_tokens / 1e6, p.tokens_per_gpu_opt, p.t_fixed_tokens);
+      out << table6_row(fab.label, n, p) << "\n";
     }
   }
 }

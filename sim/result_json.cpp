@@ -41,6 +41,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["file"] = s.file;
   j["gpu"] = s.gpu.name;
   j["gpus"] = s.gpus;
+  j["gpu_peak_flops_per_s"] = s.gpu.peak_flops_per_s;
   j["microbatches"] = s.microbatches;
   j["steps"] = s.steps;
   for (const auto& f : kMetricFields)
@@ -50,6 +51,18 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["activities"] = r.activities;
   j["activities_per_s"] = r.sim_wall_s > 0 ? double(r.activities) / r.sim_wall_s : 0.0;
   return j;
+}
+
+const std::vector<std::string>& deterministic_record_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k{"gpus", "gpu_peak_flops_per_s", "microbatches", "steps"};
+    for (const auto& f : kMetricFields)
+      k.emplace_back(f.key);
+    k.emplace_back("makespan_s");
+    k.emplace_back("activities");
+    return k;
+  }();
+  return keys;
 }
 
 model::StepMetrics metrics_from_json(const nlohmann::json& record) {

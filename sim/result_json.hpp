@@ -5,9 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 namespace memwall::sim {
 
 nlohmann::json result_to_json(const Scenario& scenario, const RunResult& result);
 model::StepMetrics metrics_from_json(const nlohmann::json& record);
+// The numeric fields of a record that do not depend on the host (no wall-clock figures), in order.
+const std::vector<std::string>& deterministic_record_keys();
 
 } // namespace memwall::sim

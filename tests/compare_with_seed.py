@@ -4,6 +4,7 @@
 Usage:
   compare_with_seed.py tables MEMWALL EXPECTED        # `memwall tables` vs Tables 1-6
   compare_with_seed.py table5 MEMWALL EXPECTED DIR    # `memwall run DIR` vs the seed's Table 5 rows
+  compare_with_seed.py table6 MEMWALL EXPECTED SWEEP  # `memwall sweep SWEEP` (simulated) vs Table 6
 
 Each line is split into tokens; numeric tokens must be equal as printed (same precision, same
 digits), the others equal as text. Missing or extra lines fail. Exit 0 when all match.
@@ -54,6 +55,14 @@ def main():
         got_lines = [l for l in got.splitlines() if l.strip()]
         want_lines = [l for l in want_all if l.strip()]
         errors, numbers = compare_lines(got_lines, want_lines, "tables")
+    elif mode == "table6":
+        import tempfile, os
+        with tempfile.TemporaryDirectory() as tmp:
+            got = subprocess.run([memwall, "sweep", sys.argv[4], "-j", "2", "--out", os.path.join(tmp, "r.csv")],
+                                 check=True, capture_output=True, text=True).stdout
+        got_lines = [l for l in got.splitlines() if l.strip()]
+        want_lines = table_block(want_all, "== Table 6")
+        errors, numbers = compare_lines(got_lines, want_lines, "table6")
     else:
         directory = sys.argv[4]
         got = subprocess.run([memwall, "run", directory], check=True, capture_output=True, text=True).stdout

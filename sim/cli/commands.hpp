@@ -15,7 +15,17 @@ struct RunOptions {
   bool json = false;
 };
 
+struct SweepOptions {
+  std::string file;
+  std::string out;
+  int jobs = 1;
+  bool resume = false;
+  std::string shard = "1/1";
+};
+
 int run_command(const RunOptions& options);
+int sweep_command(const SweepOptions& options);
+int merge_command(const std::string& out, const std::vector<std::string>& inputs);
 int validate_command(const std::vector<std::string>& paths);
 int tables_command();
 int gpus_command();

@@ -22,6 +22,20 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "check scenario files without running them");
   validate->add_option("paths", validate_paths, "scenario files or directories")->required();
 
+  SweepOptions sweep_options;
+  auto* sweep = app.add_subcommand("sweep", "run every point of a sweep file, each in its own process");
+  sweep->add_option("file", sweep_options.file, "sweep file (base scenario + sweep: keys -> lists)")->required();
+  sweep->add_option("--out", sweep_options.out, "results file (.csv), written after every point")->required();
+  sweep->add_option("-j,--jobs", sweep_options.jobs, "points run in parallel")->check(CLI::PositiveNumber);
+  sweep->add_flag("--resume", sweep_options.resume, "skip points already done in --out");
+  sweep->add_option("--shard", sweep_options.shard, "run only the K-th of M slices of the points (K/M)");
+
+  std::string merge_out;
+  std::vector<std::string> merge_inputs;
+  auto* merge = app.add_subcommand("merge", "join sweep shard results into one file");
+  merge->add_option("--out", merge_out, "merged results file (.csv)")->required();
+  merge->add_option("inputs", merge_inputs, "shard results files")->required();
+
   auto* tables = app.add_subcommand("tables", "print the seed's Tables 1-6 from memwall's closed-form model");
   auto* gpus = app.add_subcommand("gpus", "list the GPU catalog with each GPU's balances");
 
@@ -34,6 +48,10 @@ int main(int argc, char** argv) {
   try {
     if (*validate)
       return validate_command(validate_paths);
+    if (*sweep)
+      return sweep_command(sweep_options);
+    if (*merge)
+      return merge_command(merge_out, merge_inputs);
     if (*tables)
       return tables_command();
     if (*gpus)

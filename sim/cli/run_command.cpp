@@ -1,7 +1,7 @@
 #include "commands.hpp"
 
 #include "model/input_error.hpp"
-#include "model/table5_layout.hpp"
+#include "model/seed_table_layout.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/result_json.hpp"
 

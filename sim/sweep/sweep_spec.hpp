@@ -1,0 +1,41 @@
+// A sweep file: a base scenario plus `sweep:` (dotted scenario keys -> lists of values), full grid by
+// default, `zip:` groups of keys that move together. Keys starting with '_' are labels: carried to the
+// output, not applied to the scenario.
+//
+//   base: worked-example/4-ib-64.yaml      # or `scenario:` with the scenario inline
+//   sweep:
+//     cluster.gpus: [8, 64, 256, 1024]
+//     cluster.fabric: [{kind: star, bandwidth: 300GB/s}, {kind: star, bandwidth: 25GB/s}]
+//     _fabric: ["NVLink 300 GB/s", "IB HDR 25 GB/s"]
+//   zip: [[cluster.fabric, _fabric]]
+//   report: {kind: squeeze, b_crit_tokens: 1e6}   # optional: the seed's Table 6 from the results
+#pragma once
+
+#include "model/input_node.hpp"
+
+#include <string>
+#include <vector>
+
+namespace memwall::sweep {
+
+struct SweepPoint {
+  long long index = 0;                                 // position in the full grid
+  std::vector<std::pair<std::string, std::string>> values; // key -> value as compact YAML text
+  std::string scenario_yaml;                           // the base with this point's values applied
+};
+
+struct SweepReport {
+  std::string kind;           // "" or "squeeze"
+  double b_crit_tokens = 1e6; // for squeeze
+};
+
+struct SweepSpec {
+  std::string file;
+  std::vector<std::string> keys; // swept keys, in file order
+  std::vector<SweepPoint> points;
+  SweepReport report;
+};
+
+SweepSpec load_sweep(const std::string& path);
+
+} // namespace memwall::sweep

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Sweep behaviour: broken points, resume after an interruption, shard + merge.
+
+Usage: check_sweeps.py MEMWALL broken|resume|shards
+"""
+import csv
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SWEEP = """
+scenario:
+  name: small
+  gpu: A100-80GB
+  model: {hidden: 2048, layers: 8, seq_len: 1024, vocab: 1000}
+  batch: {tokens_per_microbatch: 1024, microbatches: 2}
+  cluster: {gpus: 4, fabric: {kind: star, bandwidth: 25GB/s}}
+sweep:
+  cluster.gpus: GPUS
+  batch.microbatches: [1, 4]
+"""
+
+
+def write_sweep(tmp, gpus):
+    path = os.path.join(tmp, "sweep.yaml")
+    open(path, "w").write(SWEEP.replace("GPUS", gpus))
+    return path
+
+
+def rows(path):
+    return list(csv.DictReader(open(path)))
+
+
+def sweep(memwall, *args):
+    return subprocess.run([memwall, "sweep", *args], capture_output=True, text=True)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def broken(memwall, tmp):
+    path = write_sweep(tmp, "[2, 0, 8]")  # gpus: 0 is impossible: points 2 and 3 are broken
+    out = os.path.join(tmp, "r.csv")
+    p = sweep(memwall, path, "-j", "2", "--out", out)
+    if p.returncode == 0:
+        fail("a sweep with broken points exited 0")
+    r = rows(out)
+    status = {int(x["point"]): x["status"] for x in r}
+    if status != {0: "ok", 1: "ok", 2: "error", 3: "error", 4: "ok", 5: "ok"}:
+        fail(f"unexpected statuses {status}")
+    broken_rows = [x for x in r if x["status"] == "error"]
+    if not all("cluster.gpus" in x["error"] and "at least 1" in x["error"] for x in broken_rows):
+        fail(f"errors do not say what is wrong: {[x['error'] for x in broken_rows]}")
+    if "point 2" not in p.stderr or "point 3" not in p.stderr:
+        fail(f"broken points not reported: {p.stderr}")
+    if any(x["step_time_s"] == "" for x in r if x["status"] == "ok"):
+        fail("good points lack results")
+    print(f"broken points reported, {sum(s == 'ok' for s in status.values())} others finished")
+
+
+def resume(memwall, tmp):
+    # Larger points so that the sweep can be killed half-way.
+    path = write_sweep(tmp, "[256, 512, 768, 1024]")
+    full = os.path.join(tmp, "full.csv")
+    if sweep(memwall, path, "-j", "2", "--out", full).returncode != 0:
+        fail("full sweep failed")
+    out = os.path.join(tmp, "interrupted.csv")
+    proc = subprocess.Popen([memwall, "sweep", path, "-j", "1", "--out", out], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if os.path.exists(out) and len(rows(out)) >= 2:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = {x["point"] for x in rows(out) if x["status"] == "ok"}
+    if not 2 <= len(done_before) < 8:
+        fail(f"the kill came too late or too early: {len(done_before)} points done")
+    p = sweep(memwall, path, "-j", "2", "--resume", "--out", out)
+    if p.returncode != 0:
+        fail(f"resume failed: {p.stderr}")
+    if f"resuming: {len(done_before)} point(s) already done" not in p.stderr:
+        fail(f"resume did not skip the finished points: {p.stderr}")
+    ran = p.stderr.count("sweep: ")
+    if ran != 8 - len(done_before):
+        fail(f"resume ran {ran} points, expected {8 - len(done_before)}")
+    if open(out).read() != open(full).read():
+        fail("resumed results differ from an uninterrupted sweep")
+    print(f"killed after {len(done_before)} points; resume ran the other {ran}; results equal")
+
+
+def shards(memwall, tmp):
+    path = write_sweep(tmp, "[2, 3, 8]")
+    full, a, b, merged = (os.path.join(tmp, n) for n in ("full.csv", "a.csv", "b.csv", "merged.csv"))
+    for out, extra in ((full, []), (a, ["--shard", "1/2"]), (b, ["--shard", "2/2"])):
+        if sweep(memwall, path, "--out", out, *extra).returncode != 0:
+            fail(f"sweep {extra} failed")
+    if not rows(a) or not rows(b) or len(rows(a)) + len(rows(b)) != 6:
+        fail("shards do not split the 6 points")
+    if set(x["point"] for x in rows(a)) & set(x["point"] for x in rows(b)):
+        fail("shards overlap")
+    m = subprocess.run([memwall, "merge", "--out", merged, a, b], capture_output=True, text=True)
+    if m.returncode != 0:
+        fail(m.stderr)
+    if open(merged).read() != open(full).read():
+        fail("merged shards differ from the single sweep")
+    print("2 shards merged equal the single sweep (6 points)")
+
+
+def main():
+    memwall, mode = sys.argv[1:3]
+    with tempfile.TemporaryDirectory() as tmp:
+        {"broken": broken, "resume": resume, "shards": shards}[mode](memwall, tmp)
+    print("1 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
