@@ -7,12 +7,12 @@ namespace memwall::sim {
 
 namespace sg4 = simgrid::s4u;
 
-void GpuActor::run_phase(const PhaseCost& phase) const {
+void GpuActor::run_phase(const PhaseContext& where, const PhaseCost& phase) const {
   if (phase.roofline_flops <= 0)
     return;
   const double t_start = sg4::Engine::get_clock();
   sg4::this_actor::execute(phase.roofline_flops);
-  recorder_.record_phase(rank_, phase, t_start, sg4::Engine::get_clock());
+  recorder_.record_phase(rank_, where, phase, t_start, sg4::Engine::get_clock());
 }
 
 void GpuActor::operator()() const {
@@ -20,16 +20,16 @@ void GpuActor::operator()() const {
   for (long long step = 0; step < scenario_.steps; ++step) {
     for (long long mb = 0; mb < scenario_.microbatches; ++mb) {
       for (long long layer = 0; layer < layers; ++layer) {
-        run_phase(work_.fwd_gemm);
-        run_phase(work_.fwd_elementwise);
+        run_phase({step, mb, layer}, work_.fwd_gemm);
+        run_phase({step, mb, layer}, work_.fwd_elementwise);
       }
       for (long long layer = layers - 1; layer >= 0; --layer) {
-        run_phase(work_.bwd_gemm);
-        run_phase(work_.bwd_elementwise);
+        run_phase({step, mb, layer}, work_.bwd_gemm);
+        run_phase({step, mb, layer}, work_.bwd_elementwise);
       }
     }
-    ring_.run(rank_, work_.gradient_bytes);
-    run_phase(work_.optimizer);
+    ring_.run(rank_, step, work_.gradient_bytes);
+    run_phase({step, -1, -1}, work_.optimizer);
   }
   recorder_.record_finish(rank_, sg4::Engine::get_clock());
 }

@@ -18,7 +18,7 @@ public:
   void operator()() const;
 
 private:
-  void run_phase(const PhaseCost& phase) const;
+  void run_phase(const PhaseContext& where, const PhaseCost& phase) const;
 
   long long rank_;
   const Scenario& scenario_;

@@ -3,6 +3,7 @@
 #include "result_json.hpp"
 #include "simulation.hpp"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,24 @@
 namespace memwall::sim {
 
 namespace {
+
+// State for the signal handler: the running child and the temporary files it may be writing.
+volatile sig_atomic_t g_child = 0;
+char g_tmp_paths[2][4096];
+
+void stop_child_and_clean(int signal_number) {
+  if (g_child > 0)
+    ::kill(g_child, SIGKILL);
+  for (const char* path : g_tmp_paths)
+    if (path[0])
+      ::unlink(path);
+  ::_exit(128 + signal_number);
+}
+
+void remember_tmp(int slot, const std::string& final_path) {
+  const std::string tmp = final_path.empty() ? "" : final_path + ".tmp";
+  std::snprintf(g_tmp_paths[slot], sizeof g_tmp_paths[slot], "%s", tmp.c_str());
+}
 
 void write_all(int fd, const std::string& text) {
   size_t done = 0;
@@ -26,7 +45,9 @@ void write_all(int fd, const std::string& text) {
 
 } // namespace
 
-nlohmann::json run_isolated(const Scenario& scenario) {
+nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& output) {
+  remember_tmp(0, output.trace_path);
+  remember_tmp(1, output.timeline_path);
   int fds[2];
   if (::pipe(fds) != 0)
     throw std::runtime_error("cannot create a pipe for the simulation process");
@@ -39,7 +60,9 @@ nlohmann::json run_isolated(const Scenario& scenario) {
     int code = 0;
     nlohmann::json reply;
     try {
-      reply = result_to_json(scenario, run_simulation(scenario));
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      reply = result_to_json(scenario, run_simulation(scenario, output));
     } catch (const std::exception& e) {
       reply = {{"error", e.what()}};
       code = 1;
@@ -50,6 +73,12 @@ nlohmann::json run_isolated(const Scenario& scenario) {
     ::_exit(code);
   }
   ::close(fds[1]);
+  g_child = pid;
+  struct sigaction action {};
+  action.sa_handler = stop_child_and_clean;
+  struct sigaction old_int {}, old_term {};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
   std::string text;
   char buffer[65536];
   ssize_t n;
@@ -58,6 +87,12 @@ nlohmann::json run_isolated(const Scenario& scenario) {
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  g_child = 0;
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  for (const char* path : g_tmp_paths) // a child that died while writing leaves its temporary file
+    if (path[0])
+      ::unlink(path);
   if (text.empty())
     throw std::runtime_error(scenario.file + ": the simulation process died (status " + std::to_string(status) + ")");
   nlohmann::json reply = nlohmann::json::parse(text);

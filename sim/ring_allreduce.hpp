@@ -12,6 +12,7 @@
 
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include <string>
 #include <vector>
 
 namespace memwall::sim {
@@ -22,12 +23,13 @@ public:
   RingAllReduce(const Platform& platform, RunRecorder& recorder);
 
   // Called by GPU `rank`'s actor; returns when this GPU holds the fully reduced gradient.
-  void run(long long rank, double gradient_bytes) const;
+  void run(long long rank, long long step, double gradient_bytes) const;
 
 private:
   std::vector<simgrid::s4u::Mailbox*> mailboxes_;
   std::vector<double> next_route_latency_s_;
   std::vector<double> next_route_j_per_byte_;
+  std::vector<std::vector<std::string>> next_route_links_; // names, for link usage in traces
   RunRecorder& recorder_;
 };
 

@@ -2,24 +2,85 @@
 
 namespace memwall::sim {
 
-void RunRecorder::record_phase(long long rank, const PhaseCost& phase, double t_start_s, double t_end_s) {
+namespace {
+
+trace::TracePhase trace_phase(PhaseKind kind) {
+  switch (kind) {
+  case PhaseKind::FwdGemm:
+    return trace::TracePhase::FwdGemm;
+  case PhaseKind::FwdElementwise:
+    return trace::TracePhase::FwdElementwise;
+  case PhaseKind::BwdGemm:
+    return trace::TracePhase::BwdGemm;
+  case PhaseKind::BwdElementwise:
+    return trace::TracePhase::BwdElementwise;
+  case PhaseKind::AllReduce:
+    return trace::TracePhase::AllReduce;
+  case PhaseKind::Optimizer:
+    return trace::TracePhase::Optimizer;
+  }
+  return trace::TracePhase::Wait;
+}
+
+} // namespace
+
+void RunRecorder::record_phase(long long rank, const PhaseContext& where, const PhaseCost& phase, double t_start_s,
+                               double t_end_s) {
   GpuTotals& t = totals_[static_cast<size_t>(rank)];
+  const double e_arith = phase.flops * gpu_.e_flop_j_per_flop;
+  const double e_hbm = phase.hbm_bytes * gpu_.e_hbm_j_per_byte;
   t.phase_time_s[static_cast<size_t>(phase.kind)] += t_end_s - t_start_s;
   t.flops += phase.flops;
   t.hbm_bytes += phase.hbm_bytes;
-  t.e_arith_j += phase.flops * gpu_.e_flop_j_per_flop;
-  t.e_hbm_j += phase.hbm_bytes * gpu_.e_hbm_j_per_byte;
+  t.e_arith_j += e_arith;
+  t.e_hbm_j += e_hbm;
   t.activities += 1;
+  if (trace_)
+    trace_->add_phase({int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer),
+                       trace_phase(phase.kind), t_start_s, t_end_s, phase.flops, phase.hbm_bytes, e_arith, e_hbm,
+                       gpu_.p_static_w * (t_end_s - t_start_s), 0.0});
 }
 
-void RunRecorder::record_collective(long long rank, double t_start_s, double t_end_s, double bytes_sent,
-                                    double bytes_received, double network_j, long long activities) {
+void RunRecorder::record_collective(long long rank, long long step, double t_start_s, double t_end_s,
+                                    double bytes_sent, double bytes_received, double network_j,
+                                    long long activities) {
   GpuTotals& t = totals_[static_cast<size_t>(rank)];
   t.phase_time_s[static_cast<size_t>(PhaseKind::AllReduce)] += t_end_s - t_start_s;
   t.bytes_sent += bytes_sent;
   t.bytes_received += bytes_received;
   t.e_network_j += network_j;
   t.activities += activities;
+  if (trace_)
+    trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, trace::TracePhase::AllReduce, t_start_s, t_end_s, 0.0,
+                       0.0, 0.0, 0.0, gpu_.p_static_w * (t_end_s - t_start_s), network_j});
+}
+
+void RunRecorder::register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,
+                                double j_per_byte) {
+  if (trace_)
+    links_.try_emplace(name, LinkUsage{kind, bandwidth_bytes_per_s, j_per_byte, 0.0, {}});
+}
+
+void RunRecorder::record_message(const trace::CommRow& message, const std::vector<std::string>& links) {
+  if (!trace_)
+    return;
+  trace_->add_comm(message);
+  for (const auto& name : links) {
+    LinkUsage& use = links_.at(name);
+    use.bytes += message.bytes;
+    use.intervals.emplace_back(message.t_start_s, message.t_end_s);
+  }
+}
+
+void RunRecorder::close_run(double makespan_s) {
+  if (!trace_)
+    return;
+  for (size_t rank = 0; rank < totals_.size(); ++rank) {
+    const double finish = totals_[rank].finish_time_s;
+    if (finish < makespan_s)
+      trace_->add_phase({int32_t(rank), -1, -1, -1, trace::TracePhase::Wait, finish, makespan_s, 0.0, 0.0, 0.0, 0.0,
+                         gpu_.p_static_w * (makespan_s - finish), 0.0});
+  }
 }
 
 } // namespace memwall::sim

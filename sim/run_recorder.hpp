@@ -1,11 +1,15 @@
-// Accumulates, per GPU, what the simulated activities did: time per phase kind, FLOPs, bytes, joules.
-// Summaries only (constant memory per GPU), so 16k-GPU runs stay small.
+// Accumulates what the simulated activities did. Always: per-GPU totals (time per phase kind, FLOPs,
+// bytes, joules), constant memory per GPU so 16k-GPU runs stay small. With a TraceBuffer: trace rows
+// (phases, messages) and per-link usage as well.
 #pragma once
 
 #include "model/gpu_spec.hpp"
 #include "phase_plan.hpp"
+#include "trace/trace_buffer.hpp"
 
 #include <array>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace memwall::sim {
@@ -23,22 +27,49 @@ struct GpuTotals {
   long long activities = 0;
 };
 
+// Where a phase sits in the run.
+struct PhaseContext {
+  long long step = 0;
+  long long microbatch = -1;
+  long long layer = -1;
+};
+
+struct LinkUsage {
+  std::string kind;
+  double bandwidth_bytes_per_s = 0;
+  double j_per_byte = 0;
+  double bytes = 0;
+  std::vector<std::pair<double, double>> intervals;
+};
+
 class RunRecorder {
 public:
-  RunRecorder(long long gpus, const model::GpuSpec& gpu) : totals_(static_cast<size_t>(gpus)), gpu_(gpu) {}
+  RunRecorder(long long gpus, const model::GpuSpec& gpu, trace::TraceBuffer* trace = nullptr)
+      : totals_(static_cast<size_t>(gpus)), gpu_(gpu), trace_(trace) {}
 
   // A compute or memory phase that ran on `rank` from t_start_s to t_end_s.
-  void record_phase(long long rank, const PhaseCost& phase, double t_start_s, double t_end_s);
+  void record_phase(long long rank, const PhaseContext& where, const PhaseCost& phase, double t_start_s,
+                    double t_end_s);
   // A collective's share on `rank`: its duration, bytes it sent and received, network energy, activities.
-  void record_collective(long long rank, double t_start_s, double t_end_s, double bytes_sent,
+  void record_collective(long long rank, long long step, double t_start_s, double t_end_s, double bytes_sent,
                          double bytes_received, double network_j, long long activities);
+  // One simulated message and the links it crossed (traces only).
+  void record_message(const trace::CommRow& message, const std::vector<std::string>& links);
+  void register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,
+                     double j_per_byte);
   void record_finish(long long rank, double t_s) { totals_[static_cast<size_t>(rank)].finish_time_s = t_s; }
+  // Adds the `wait` rows of GPUs that finished before `makespan_s` (traces only).
+  void close_run(double makespan_s);
 
+  bool tracing() const { return trace_ != nullptr; }
   const std::vector<GpuTotals>& totals() const { return totals_; }
+  const std::unordered_map<std::string, LinkUsage>& links() const { return links_; }
 
 private:
   std::vector<GpuTotals> totals_;
   model::GpuSpec gpu_;
+  trace::TraceBuffer* trace_;
+  std::unordered_map<std::string, LinkUsage> links_;
 };
 
 } // namespace memwall::sim

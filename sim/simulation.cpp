@@ -2,6 +2,7 @@
 
 #include "gpu_actor.hpp"
 #include "platform_builder.hpp"
+#include "trace_export.hpp"
 #include "topologies/fabric_loader.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -56,7 +57,7 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
 
 } // namespace
 
-RunResult run_simulation(const Scenario& s) {
+RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();
   xbt_log_control_set("root.thresh:warning");
   sg4::Engine engine("memwall");
@@ -65,7 +66,10 @@ RunResult run_simulation(const Scenario& s) {
   const topologies::FabricGraph graph = topologies::build_fabric_graph(s.fabric, s.gpus);
   const Platform platform = build_platform(graph, s.gpu.peak_flops_per_s);
   const StepWork work = plan_step_work(s);
-  RunRecorder recorder(s.gpus, s.gpu);
+  std::optional<trace::TraceBuffer> trace;
+  if (output.tracing())
+    trace.emplace(output.trace_level, s.gpus);
+  RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
   const RingAllReduce ring(platform, recorder);
   for (long long rank = 0; rank < s.gpus; ++rank)
     sg4::Actor::create(platform.gpus[static_cast<size_t>(rank)]->get_name(), platform.gpus[static_cast<size_t>(rank)],
@@ -80,6 +84,10 @@ RunResult run_simulation(const Scenario& s) {
   }
   result.metrics = summarise(s, result.per_gpu, result.makespan_s);
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (trace) {
+    recorder.close_run(result.makespan_s);
+    export_trace(s, result, recorder, *trace, output);
+  }
   return result;
 }
 

@@ -5,10 +5,21 @@
 #include "model/step_metrics.hpp"
 #include "run_recorder.hpp"
 #include "scenario.hpp"
+#include "trace/trace_rows.hpp"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace memwall::sim {
+
+struct OutputOptions {
+  std::string trace_path;                  // HDF5 trace; empty: none
+  trace::TraceLevel trace_level = trace::TraceLevel::Layer;
+  std::string timeline_path;               // Perfetto / Chrome trace JSON; empty: none
+  long long timeline_gpus = 64;            // GPUs shown in the timeline
+  bool tracing() const { return !trace_path.empty() || !timeline_path.empty(); }
+};
 
 struct RunResult {
   model::StepMetrics metrics;   // per GPU per step, means over GPUs
@@ -18,6 +29,6 @@ struct RunResult {
   std::vector<GpuTotals> per_gpu;
 };
 
-RunResult run_simulation(const Scenario& scenario);
+RunResult run_simulation(const Scenario& scenario, const OutputOptions& output = {});
 
 } // namespace memwall::sim

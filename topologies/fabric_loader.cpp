@@ -2,6 +2,7 @@
 
 #include "star_fabric.hpp"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace memwall::topologies {
@@ -39,6 +40,29 @@ FabricSpec parse_fabric(const model::InputNode& node) {
     }
   }
   return spec;
+}
+
+std::string describe_fabric(const FabricSpec& spec) {
+  std::ostringstream out;
+  out.precision(17);
+  out << "{kind: " << spec.kind << ", bandwidth: " << spec.link_bytes_per_s << ", latency: " << spec.link_latency_s
+      << ", pj_per_bit: " << spec.pj_per_bit;
+  if (!spec.gpu_links.empty()) {
+    out << ", gpu_links: [";
+    const char* sep = "";
+    for (const auto& [rank, o] : spec.gpu_links) {
+      out << sep << "{gpu: " << rank;
+      if (o.bytes_per_s > 0)
+        out << ", bandwidth: " << o.bytes_per_s;
+      if (o.latency_s >= 0)
+        out << ", latency: " << o.latency_s;
+      out << "}";
+      sep = ", ";
+    }
+    out << "]";
+  }
+  out << "}";
+  return out.str();
 }
 
 FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus) {

@@ -5,9 +5,14 @@
 #include "fabric_spec.hpp"
 #include "model/input_node.hpp"
 
+#include <string>
+
 namespace memwall::topologies {
 
 FabricSpec parse_fabric(const model::InputNode& node);
+
+// The fabric as resolved (all defaults filled in, SI units), as one line of YAML.
+std::string describe_fabric(const FabricSpec& spec);
 
 // Builds and validates the graph for N GPUs; problems become InputErrors at the fabric's line.
 FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus);

@@ -13,6 +13,10 @@ inline constexpr int kExitBadInput = 2;
 struct RunOptions {
   std::vector<std::string> paths;
   bool json = false;
+  std::string trace_path;
+  std::string trace_level = "layer";
+  std::string timeline_path;
+  long long timeline_gpus = 64;
 };
 
 struct SweepOptions {

@@ -37,12 +37,26 @@ int run_command(const RunOptions& options) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
   }
+  sim::OutputOptions output;
+  try {
+    output.trace_path = options.trace_path;
+    output.timeline_path = options.timeline_path;
+    output.timeline_gpus = options.timeline_gpus;
+    output.trace_level = trace::parse_trace_level(options.trace_level);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "memwall: error: --trace-level: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (output.tracing() && scenarios.size() != 1) {
+    std::cerr << "memwall: error: --trace and --timeline take exactly one scenario (got " << scenarios.size() << ")\n";
+    return kExitBadInput;
+  }
   if (!options.json)
     std::cout << model::table5_header() << "\n";
   int code = kExitOk;
   for (const auto& s : scenarios) {
     try {
-      const nlohmann::json record = sim::run_isolated(s);
+      const nlohmann::json record = sim::run_isolated(s, output);
       if (options.json)
         std::cout << record.dump() << "\n";
       else

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Report on one memwall trace: the seed's Table 5 columns, a per-phase time and energy breakdown,
+a stacked energy bar and a Gantt chart of the first GPUs (PNG).
+
+Usage: report.py TRACE.h5 [--out-dir DIR] [--gpus N]
+Writes DIR/<trace>-energy.png and DIR/<trace>-gantt.png (DIR defaults to the trace's folder).
+"""
+import argparse
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from trace_io import Trace
+
+ENERGY_PARTS = [("e_arith_j", "arithmetic", "#1f618d"), ("e_hbm_j", "HBM", "#c0392b"),
+                ("e_static_j", "static", "#95a5a6"), ("e_network_j", "network", "#7d3c98")]
+PHASE_COLORS = {"fwd_gemm": "#1f618d", "fwd_elementwise": "#5dade2", "bwd_gemm": "#117a65",
+                "bwd_elementwise": "#48c9b0", "forward": "#1f618d", "backward": "#117a65", "compute": "#1f618d",
+                "allreduce": "#d68910", "optimizer": "#b03a2e", "wait": "#d5d8dc"}
+
+
+def table5(t):
+    s = t.summary
+    print(f"{'scenario':40s} {'tok/step/GPU':>12s} {'ms/token':>9s} {'mJ/token':>9s} {'arith%':>7s} "
+          f"{'HBM%':>6s} {'static%':>8s} {'I FLOP/B':>9s} {'slowdown':>9s}")
+    print(f"{t.name[:40]:40s} {s['tokens_per_gpu']:12.0f} {s['ms_per_token']:9.3f} {s['mj_per_token']:9.3f} "
+          f"{s['arith_pct']:7.1f} {s['hbm_pct']:6.1f} {s['static_pct']:8.1f} {s['intensity']:9.0f} "
+          f"{s['slowdown']:9.2f}")
+
+
+def breakdown(t):
+    phases = t.by_phase()
+    total_t = sum(v[0] for v in phases.values())
+    total_e = sum(v[1] for v in phases.values())
+    print(f"\n{'phase':16s} {'GPU-seconds':>12s} {'time %':>7s} {'energy J':>12s} {'energy %':>8s}")
+    for name, (sec, joules) in phases.items():
+        print(f"{name:16s} {sec:12.4f} {100 * sec / total_t:7.1f} {joules:12.2f} {100 * joules / total_e:8.1f}")
+    return phases
+
+
+def energy_chart(t, path):
+    phases = sorted(set(t.phase_label(v) for v in t.phases["phase"]), key=list(PHASE_COLORS).index)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    bottom = np.zeros(len(phases))
+    gpus = len(t.per_gpu)
+    for column, label, color in ENERGY_PARTS:
+        values = np.array([np.sum(t.phases[column][[t.phase_label(v) == p for v in t.phases["phase"]]])
+                           for p in phases]) / gpus
+        ax.bar(phases, values, bottom=bottom, label=label, color=color)
+        bottom += values
+    ax.set_ylabel("energy per GPU over the run [J]")
+    ax.set_xlabel("phase")
+    ax.set_title(f"Where the joules go: {t.name}", fontsize=10)
+    ax.legend(title="energy")
+    ax.grid(axis="y", alpha=0.3)
+    plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def gantt_chart(t, path, max_gpus):
+    fig, ax = plt.subplots(figsize=(11, 0.45 * min(max_gpus, len(t.per_gpu)) + 1.6))
+    seen = set()
+    for row in t.phases[t.phases["gpu"] < max_gpus]:
+        name = t.phase_label(row["phase"])
+        ax.barh(row["gpu"], (row["t_end_s"] - row["t_start_s"]) * 1e3, left=row["t_start_s"] * 1e3, height=0.7,
+                color=PHASE_COLORS.get(name, "k"), label=None if name in seen else name, linewidth=0)
+        seen.add(name)
+    ax.set_xlabel("simulated time [ms]")
+    ax.set_ylabel("GPU rank")
+    ax.invert_yaxis()
+    ax.set_title(f"Timeline of the first {min(max_gpus, len(t.per_gpu))} GPUs: {t.name}", fontsize=10)
+    ax.legend(title="phase", fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("trace")
+    p.add_argument("--out-dir", default=None)
+    p.add_argument("--gpus", type=int, default=8, help="GPUs in the Gantt chart")
+    a = p.parse_args()
+    t = Trace(a.trace)
+    table5(t)
+    breakdown(t)
+    out_dir = a.out_dir or os.path.dirname(os.path.abspath(a.trace))
+    stem = os.path.splitext(os.path.basename(a.trace))[0]
+    energy = os.path.join(out_dir, f"{stem}-energy.png")
+    gantt = os.path.join(out_dir, f"{stem}-gantt.png")
+    energy_chart(t, energy)
+    gantt_chart(t, gantt, a.gpus)
+    print(f"\nwrote {energy}\nwrote {gantt}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+#include "trace_rows.hpp"
+
+#include <stdexcept>
+
+namespace memwall::trace {
+
+const char* trace_phase_name(TracePhase phase) {
+  static const char* const names[kTracePhases] = {"fwd_gemm",  "fwd_elementwise", "bwd_gemm", "bwd_elementwise",
+                                                  "allreduce", "optimizer",       "forward",  "backward",
+                                                  "compute",   "wait"};
+  return names[static_cast<int>(phase)];
+}
+
+TraceLevel parse_trace_level(const std::string& text) {
+  if (text == "step")
+    return TraceLevel::Step;
+  if (text == "microbatch")
+    return TraceLevel::Microbatch;
+  if (text == "layer")
+    return TraceLevel::Layer;
+  if (text == "message")
+    return TraceLevel::Message;
+  throw std::invalid_argument("unknown trace level '" + text + "' (step, microbatch, layer, message)");
+}
+
+const char* trace_level_name(TraceLevel level) {
+  switch (level) {
+  case TraceLevel::Step:
+    return "step";
+  case TraceLevel::Microbatch:
+    return "microbatch";
+  case TraceLevel::Layer:
+    return "layer";
+  case TraceLevel::Message:
+    return "message";
+  }
+  return "?";
+}
+
+} // namespace memwall::trace

@@ -1,0 +1,65 @@
+// The rows of a memwall trace: simulated phases, messages and links. Plain structs laid out for HDF5
+// compound types (sim/trace/hdf5_trace_writer) and the Perfetto timeline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace memwall::trace {
+
+// Phase names in traces. Layer level uses the four per-layer kinds; coarser levels aggregate them.
+enum class TracePhase : uint8_t {
+  FwdGemm = 0,
+  FwdElementwise,
+  BwdGemm,
+  BwdElementwise,
+  AllReduce,
+  Optimizer,
+  Forward,  // micro-batch level: all forward phases of a micro-batch
+  Backward, // micro-batch level
+  Compute,  // step level: all forward and backward phases of a step
+  Wait,     // idle until the slowest GPU finishes the run
+};
+inline constexpr int kTracePhases = 10;
+const char* trace_phase_name(TracePhase phase);
+
+enum class TraceLevel { Step, Microbatch, Layer, Message };
+// "step" | "microbatch" | "layer" | "message"; throws std::invalid_argument otherwise.
+TraceLevel parse_trace_level(const std::string& text);
+const char* trace_level_name(TraceLevel level);
+
+struct PhaseRow {
+  int32_t gpu = 0;
+  int32_t step = 0;
+  int32_t microbatch = -1; // -1: not within a micro-batch (all-reduce, optimizer, wait, step level)
+  int32_t layer = -1;      // -1: not a single layer
+  TracePhase phase = TracePhase::FwdGemm;
+  double t_start_s = 0;
+  double t_end_s = 0;
+  double flops = 0;
+  double hbm_bytes = 0;
+  double e_arith_j = 0;
+  double e_hbm_j = 0;
+  double e_static_j = 0;
+  double e_network_j = 0;
+};
+
+struct CommRow {
+  int32_t src_gpu = 0;
+  int32_t dst_gpu = 0;
+  double bytes = 0;
+  double t_start_s = 0;
+  double t_end_s = 0;
+  int64_t collective_id = 0; // one id per collective call (per step)
+};
+
+struct LinkRow {
+  std::string name;
+  std::string kind;
+  double bandwidth_bytes_per_s = 0;
+  double bytes_carried = 0;
+  double busy_s = 0; // union of the intervals during which messages crossed it
+  double e_network_j = 0;
+};
+
+} // namespace memwall::trace

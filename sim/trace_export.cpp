@@ -1,0 +1,97 @@
+#include "trace_export.hpp"
+
+#include "result_json.hpp"
+#include "topologies/fabric_loader.hpp"
+#include "trace/hdf5_trace_writer.hpp"
+#include "trace/timeline_writer.hpp"
+
+#include <simgrid/s4u/Engine.hpp> // defines what simgrid/version.h needs
+#include <simgrid/version.h>
+
+#include <algorithm>
+
+#ifndef MEMWALL_VERSION
+#define MEMWALL_VERSION "unknown"
+#endif
+
+namespace memwall::sim {
+
+namespace {
+
+double union_length(std::vector<std::pair<double, double>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0, start = 0, end = -1;
+  for (const auto& [a, b] : intervals) {
+    if (a > end) {
+      total += std::max(0.0, end - start);
+      start = a;
+      end = b;
+    } else {
+      end = std::max(end, b);
+    }
+  }
+  return total + std::max(0.0, end - start);
+}
+
+std::vector<trace::GpuSummaryRow> per_gpu_rows(const Scenario& s, const RunResult& r) {
+  std::vector<trace::GpuSummaryRow> rows;
+  for (size_t g = 0; g < r.per_gpu.size(); ++g) {
+    const GpuTotals& t = r.per_gpu[g];
+    auto time = [&](PhaseKind k) { return t.phase_time_s[static_cast<size_t>(k)]; };
+    trace::GpuSummaryRow row;
+    row.gpu = static_cast<int32_t>(g);
+    row.t_compute_s = time(PhaseKind::FwdGemm) + time(PhaseKind::FwdElementwise) + time(PhaseKind::BwdGemm) +
+                      time(PhaseKind::BwdElementwise);
+    row.t_allreduce_s = time(PhaseKind::AllReduce);
+    row.t_optimizer_s = time(PhaseKind::Optimizer);
+    row.t_wait_s = r.makespan_s - t.finish_time_s;
+    row.flops = t.flops;
+    row.hbm_bytes = t.hbm_bytes;
+    row.bytes_sent = t.bytes_sent;
+    row.bytes_received = t.bytes_received;
+    row.e_arith_j = t.e_arith_j;
+    row.e_hbm_j = t.e_hbm_j;
+    row.e_static_j = s.gpu.p_static_w * r.makespan_s;
+    row.e_network_j = t.e_network_j;
+    row.e_total_j = row.e_arith_j + row.e_hbm_j + row.e_static_j + row.e_network_j;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+} // namespace
+
+void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& recorder, const trace::TraceBuffer& trace,
+                  const OutputOptions& output) {
+  if (!output.trace_path.empty()) {
+    trace::TraceContents c;
+    c.text_attributes = {{"memwall_version", MEMWALL_VERSION},
+                         {"simgrid_version", SIMGRID_VERSION_STRING},
+                         {"scenario_name", s.name},
+                         {"scenario_file", s.file},
+                         {"scenario_yaml", s.yaml_text},
+                         {"gpu", s.gpu.name},
+                         {"fabric", topologies::describe_fabric(s.fabric)},
+                         {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)}};
+    const nlohmann::json record = result_to_json(s, r);
+    for (const auto& [key, value] : record.items()) {
+      if (value.is_number())
+        c.summary_numbers[key] = value.get<double>();
+      else if (value.is_string())
+        c.summary_texts[key] = value.get<std::string>();
+    }
+    c.phases = &trace.phases();
+    c.comms = &trace.comms();
+    for (const auto& [name, use] : recorder.links())
+      if (use.bytes > 0)
+        c.links.push_back({name, use.kind, use.bandwidth_bytes_per_s, use.bytes, union_length(use.intervals),
+                           use.bytes * use.j_per_byte});
+    std::sort(c.links.begin(), c.links.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    c.per_gpu = per_gpu_rows(s, r);
+    trace::write_hdf5_trace(output.trace_path, c);
+  }
+  if (!output.timeline_path.empty())
+    trace::write_timeline(output.timeline_path, trace.phases(), trace.comms(), output.timeline_gpus);
+}
+
+} // namespace memwall::sim

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Traces: conservation laws on a simulated trace, and no file left by a failed or killed run.
+
+Usage: check_trace.py MEMWALL conservation|interrupted
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis"))
+import numpy as np  # noqa: E402
+from trace_io import Trace  # noqa: E402
+
+SCENARIO = """
+name: trace check
+gpu: H100-SXM
+model: {hidden: 1024, layers: 3, seq_len: 512, vocab: 1000}
+batch: {tokens_per_microbatch: 512, microbatches: MB}
+cluster:
+  gpus: GPUS
+  fabric: {kind: star, bandwidth: 20GB/s, latency: 2us, pj_per_bit: 7, gpu_links: [{gpu: 1, bandwidth: 5GB/s}]}
+steps: STEPS
+"""
+
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def rel_close(a, b, tol=1e-9):
+    return abs(a - b) <= tol * max(abs(a), abs(b))
+
+
+def write(tmp, gpus=6, mb=2, steps=2):
+    path = os.path.join(tmp, "s.yaml")
+    open(path, "w").write(SCENARIO.replace("GPUS", str(gpus)).replace("MB", str(mb)).replace("STEPS", str(steps)))
+    return path
+
+
+def conservation(memwall, tmp):
+    gpus, mb, steps, layers = 6, 2, 2, 3
+    scenario = write(tmp, gpus, mb, steps)
+    for level, per_step_rows in (("layer", mb * 4 * layers + 2), ("microbatch", mb * 2 + 2), ("step", 3)):
+        path = os.path.join(tmp, f"{level}.h5")
+        subprocess.run([memwall, "run", scenario, "--trace", path, "--trace-level", level], check=True,
+                       capture_output=True)
+        t = Trace(path)
+        s, ph = t.summary, t.phases
+        # Energy: the phases' joules add up to the summary (per GPU per step, mean) x GPUs x steps.
+        total = sum(float(np.sum(ph[c])) for c in ("e_arith_j", "e_hbm_j", "e_static_j", "e_network_j"))
+        expect(rel_close(total, s["energy_j"] * gpus * steps), f"{level}: phase energy {total} != summary")
+        expect(rel_close(float(np.sum(t.per_gpu["e_total_j"])), s["energy_j"] * gpus * steps),
+               f"{level}: per-GPU energy != summary")
+        for part in ("e_arith_j", "e_hbm_j", "e_static_j", "e_network_j"):
+            expect(rel_close(float(np.sum(ph[part])), s[part] * gpus * steps, 1e-9) or s[part] == 0,
+                   f"{level}: {part} does not add up")
+        # Time: the last phase ends at the run's end; every GPU's rows tile [0, makespan].
+        expect(rel_close(float(np.max(ph["t_end_s"])), s["step_time_s"] * steps), f"{level}: last end != step time")
+        for g in range(gpus):
+            rows = np.sort(ph[ph["gpu"] == g], order="t_start_s")
+            expect(rows["t_start_s"][0] == 0.0 and np.allclose(rows["t_start_s"][1:], rows["t_end_s"][:-1],
+                                                                rtol=0, atol=1e-12),
+                   f"{level}: GPU {g}'s phases leave gaps")
+        # Rows: what the scenario implies, plus at most one `wait` row per GPU.
+        waits = int(np.sum(ph["phase"] == [v for v, n in t.phase_names.items() if n == "wait"][0]))
+        expect(len(ph) - waits == gpus * steps * per_step_rows and waits <= gpus,
+               f"{level}: {len(ph)} phase rows ({waits} wait), expected {gpus * steps * per_step_rows} + waits")
+        # Messages: for every collective, each GPU sends what it receives; totals match per-GPU figures.
+        if level != "step":
+            c = t.comms
+            for cid in np.unique(c["collective_id"]):
+                rows = c[c["collective_id"] == cid]
+                for g in range(gpus):
+                    sent, got = np.sum(rows["bytes"][rows["src_gpu"] == g]), np.sum(rows["bytes"][rows["dst_gpu"] == g])
+                    expect(rel_close(sent, got), f"{level}: collective {cid}, GPU {g} sent {sent} received {got}")
+            expect(len(np.unique(c["collective_id"])) == steps, f"{level}: {steps} collectives expected")
+            expect(rel_close(float(np.sum(c["bytes"])), float(np.sum(t.per_gpu["bytes_sent"]))),
+                   f"{level}: message bytes != per-GPU bytes sent")
+            # Links: each message crosses two links (sender up, receiver down).
+            expect(rel_close(float(np.sum(t.links["bytes_carried"])), 2 * float(np.sum(c["bytes"]))),
+                   f"{level}: link bytes != 2 x message bytes")
+            expect(rel_close(float(np.sum(t.links["e_network_j"])), s["e_network_j"] * gpus * steps),
+                   f"{level}: link energy != network energy")
+        for attr in ("memwall_version", "simgrid_version", "scenario_name", "scenario_yaml", "fabric", "options"):
+            expect(attr in t.attrs, f"{level}: root attribute {attr} missing")
+        expect(t.units.get("t_start_s") == "s" and t.units.get("e_hbm_j") == "J", f"{level}: units missing")
+        print(f"{level}: {len(ph)} phase rows, {len(t.comms)} messages, energy {total:.6g} J conserved")
+
+
+def interrupted(memwall, tmp):
+    # A failing run (unwritable trace path) leaves nothing.
+    bad = os.path.join(tmp, "no-such-dir", "t.h5")
+    p = subprocess.run([memwall, "run", write(tmp, 4, 1, 1), "--trace", bad], capture_output=True, text=True)
+    expect(p.returncode != 0 and not os.path.exists(bad) and not os.path.exists(bad + ".tmp"),
+           f"failed run: rc={p.returncode}, left a file")
+    # A run killed half-way leaves nothing.
+    big = write(tmp, 4096, 16, 1)
+    out = os.path.join(tmp, "killed.h5")
+    timeline = os.path.join(tmp, "killed.json")
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        proc = subprocess.Popen([memwall, "run", big, "--trace", out, "--timeline", timeline],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        expect(proc.poll() is None, "the run finished before it could be killed")
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        left = [f for f in os.listdir(tmp) if f.startswith("killed")]
+        expect(proc.returncode != 0 and not left, f"killed by {sig.name}: rc={proc.returncode}, left {left}")
+        print(f"killed by {sig.name} half-way: exit {proc.returncode}, files left: {left}")
+
+
+def main():
+    memwall, mode = sys.argv[1:3]
+    with tempfile.TemporaryDirectory() as tmp:
+        {"conservation": conservation, "interrupted": interrupted}[mode](memwall, tmp)
+    print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
