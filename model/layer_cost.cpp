@@ -37,7 +37,7 @@ LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const 
   return c;
 }
 
-double t_min_tokens(long long hidden, const GpuSpec& gpu, const TrafficConstants& traffic) {
+double t_min_tokens(double hidden, const GpuSpec& gpu, const TrafficConstants& traffic) {
   const double d = double(hidden);
   const double beta = machine_balance_flops_per_byte(gpu);
   // Fold the L2 re-blocking term into an effective activation constant a_eff = a + 72 d / sqrt(Z).

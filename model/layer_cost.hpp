@@ -31,7 +31,7 @@ LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const 
 
 // Smallest micro-batch (tokens per weight visit) whose HBM intensity reaches the machine balance;
 // +infinity when none does ("never").
-double t_min_tokens(long long hidden, const GpuSpec& gpu, const TrafficConstants& traffic);
+double t_min_tokens(double hidden, const GpuSpec& gpu, const TrafficConstants& traffic);
 
 // Below this hidden size no batch reaches the HBM balance (activation traffic alone exceeds it).
 double d_min_hidden(const GpuSpec& gpu, const TrafficConstants& traffic);

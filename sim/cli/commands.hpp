@@ -33,6 +33,7 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
 int validate_command(const std::vector<std::string>& paths);
 int tables_command();
 int gpus_command();
+int curves_command();
 
 // Where the shipped scenarios live (fixed at build time).
 std::string default_scenario_path();

@@ -2,7 +2,10 @@
 
 #include "model/gpu_catalog.hpp"
 #include "model/layer_cost.hpp"
+#include "model/seed_curves.hpp"
 #include "model/seed_tables.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <iostream>
@@ -11,6 +14,31 @@ namespace memwall::cli {
 
 int tables_command() {
   model::print_seed_tables(std::cout, model::GpuCatalog::builtin(), model::TrafficConstants{});
+  return kExitOk;
+}
+
+int curves_command() {
+  const model::SeedCurves c = model::seed_curves(model::GpuCatalog::builtin());
+  auto finite_or_null = [](const std::vector<double>& v) {
+    nlohmann::json out = nlohmann::json::array();
+    for (double x : v)
+      out.push_back(std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr));
+    return out;
+  };
+  nlohmann::json j;
+  j["tokens"] = c.tokens;
+  for (const auto& [d, v] : c.intensity)
+    j["intensity"][std::to_string(d)] = v;
+  j["machine_balance"] = c.machine_balance;
+  j["energy_balance_a100"] = c.energy_balance_a100;
+  j["hidden"] = c.hidden;
+  for (const auto& [g, v] : c.t_min)
+    j["t_min"][g] = finite_or_null(v);
+  j["d_min"] = c.d_min;
+  j["gpu_order"] = c.gpu_order;
+  j["energy_share"] = c.energy_share;
+  j["t_min_4096"] = c.t_min_4096;
+  std::cout << j.dump() << "\n";
   return kExitOk;
 }
 
