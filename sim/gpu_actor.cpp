@@ -28,7 +28,7 @@ void GpuActor::operator()() const {
         run_phase({step, mb, layer}, work_.bwd_elementwise);
       }
     }
-    ring_.run(rank_, step, work_.gradient_bytes);
+    allreduce_.run(rank_, step);
     run_phase({step, -1, -1}, work_.optimizer);
   }
   recorder_.record_finish(rank_, sg4::Engine::get_clock());

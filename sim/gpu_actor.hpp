@@ -4,16 +4,16 @@
 #pragma once
 
 #include "phase_plan.hpp"
-#include "ring_allreduce.hpp"
+#include "collective_runner.hpp"
 #include "run_recorder.hpp"
 
 namespace memwall::sim {
 
 class GpuActor {
 public:
-  GpuActor(long long rank, const Scenario& scenario, const StepWork& work, const RingAllReduce& ring,
+  GpuActor(long long rank, const Scenario& scenario, const StepWork& work, const CollectiveRunner& allreduce,
            RunRecorder& recorder)
-      : rank_(rank), scenario_(scenario), work_(work), ring_(ring), recorder_(recorder) {}
+      : rank_(rank), scenario_(scenario), work_(work), allreduce_(allreduce), recorder_(recorder) {}
 
   void operator()() const;
 
@@ -23,7 +23,7 @@ private:
   long long rank_;
   const Scenario& scenario_;
   const StepWork& work_;
-  const RingAllReduce& ring_;
+  const CollectiveRunner& allreduce_;
   RunRecorder& recorder_;
 };
 

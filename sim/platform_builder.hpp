@@ -8,15 +8,21 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memwall::sim {
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus; // in rank order (names sort the same way)
-  std::unordered_map<std::string, double> pj_per_bit; // by SimGrid link name (both directions)
+  std::unordered_map<std::string, double> pj_per_bit;       // by SimGrid link name (both directions)
+  std::unordered_map<std::string, std::string> link_class;  // by SimGrid link name
 };
 
-Platform build_platform(const topologies::FabricGraph& graph, double gpu_flops_per_s);
+// `pairs`: the (src, dst) ranks that will communicate. A star becomes SimGrid's star zone (every
+// route implicit); any other graph a full zone holding static routes for exactly these pairs
+// (topologies::RouteFinder: shortest, balanced over equal-cost paths), so large fabrics stay cheap.
+Platform build_platform(const topologies::FabricGraph& graph, double gpu_flops_per_s,
+                        const std::vector<std::pair<long long, long long>>& pairs);
 
 } // namespace memwall::sim

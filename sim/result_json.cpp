@@ -44,6 +44,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["gpu_peak_flops_per_s"] = s.gpu.peak_flops_per_s;
   j["microbatches"] = s.microbatches;
   j["steps"] = s.steps;
+  j["collective"] = r.collective;
   for (const auto& f : kMetricFields)
     j[f.key] = r.metrics.*f.field;
   j["makespan_s"] = r.makespan_s;

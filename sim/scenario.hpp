@@ -24,6 +24,8 @@ struct Scenario {
   long long steps = 1;
   long long gpus = 1;
   topologies::FabricSpec fabric;
+  std::string collective = "ring";      // ring | hierarchical | tree | halving-doubling | auto
+  std::string ring_order = "topology";  // topology | rank
 };
 
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog);

@@ -1,5 +1,6 @@
 #include "scenario.hpp"
 
+#include "collectives/choice.hpp"
 #include "model/input_error.hpp"
 #include "topologies/fabric_loader.hpp"
 
@@ -80,8 +81,21 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   if (auto c = batch.optional_child("microbatches"))
     s.microbatches = c->as_positive_integer();
   const InputNode cluster = root.child("cluster");
-  cluster.check_keys({"gpus", "fabric"});
+  cluster.check_keys({"gpus", "fabric", "collective", "ring_order"});
   s.gpus = cluster.child("gpus").as_positive_integer();
+  if (auto c = cluster.optional_child("collective")) {
+    s.collective = c->as_string();
+    if (s.collective != "ring" && s.collective != "hierarchical" && s.collective != "tree" &&
+        s.collective != "halving-doubling" && s.collective != "auto")
+      c->fail("unknown collective '" + s.collective + "' (known: " + collectives::kCollectiveNames + ")");
+    if (s.collective == "halving-doubling" && !collectives::is_power_of_two(s.gpus))
+      c->fail("halving-doubling needs a power-of-two GPU count, the cluster has " + std::to_string(s.gpus));
+  }
+  if (auto c = cluster.optional_child("ring_order")) {
+    s.ring_order = c->as_string();
+    if (s.ring_order != "topology" && s.ring_order != "rank")
+      c->fail("expected topology or rank, got '" + s.ring_order + "'");
+  }
   if (auto c = cluster.optional_child("fabric")) {
     s.fabric = topologies::parse_fabric(*c);
     topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now

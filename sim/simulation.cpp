@@ -1,5 +1,6 @@
 #include "simulation.hpp"
 
+#include "collectives/choice.hpp"
 #include "gpu_actor.hpp"
 #include "platform_builder.hpp"
 #include "trace_export.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 namespace memwall::sim {
 
@@ -64,16 +66,28 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   configure_engine();
 
   const topologies::FabricGraph graph = topologies::build_fabric_graph(s.fabric, s.gpus);
-  const Platform platform = build_platform(graph, s.gpu.peak_flops_per_s);
   const StepWork work = plan_step_work(s);
+  const collectives::CollectiveChoice choice =
+      collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes);
+  if (!choice.estimates_s.empty()) {
+    std::string line = s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";
+    for (const auto& [name, t] : choice.estimates_s)
+      line += " " + name + " " + std::to_string(t) + " s";
+    std::fprintf(stderr, "memwall: %s)\n", line.c_str());
+  }
+  std::vector<std::pair<long long, long long>> pairs;
+  for (const auto& round : choice.schedule.rounds)
+    for (const auto& f : round.flows)
+      pairs.emplace_back(f.src, f.dst);
+  const Platform platform = build_platform(graph, s.gpu.peak_flops_per_s, pairs);
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
-  const RingAllReduce ring(platform, recorder);
+  const CollectiveRunner allreduce(choice.schedule, platform, recorder);
   for (long long rank = 0; rank < s.gpus; ++rank)
     sg4::Actor::create(platform.gpus[static_cast<size_t>(rank)]->get_name(), platform.gpus[static_cast<size_t>(rank)],
-                       GpuActor(rank, s, work, ring, recorder));
+                       GpuActor(rank, s, work, allreduce, recorder));
   engine.run();
 
   RunResult result;
@@ -83,6 +97,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
     result.activities += t.activities;
   }
   result.metrics = summarise(s, result.per_gpu, result.makespan_s);
+  result.collective = choice.schedule.algorithm;
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (trace) {
     recorder.close_run(result.makespan_s);

@@ -27,6 +27,7 @@ struct RunResult {
   double sim_wall_s = 0;        // host wall-clock time of the simulation
   long long activities = 0;     // simulated activities (executions, communications, sleeps)
   std::vector<GpuTotals> per_gpu;
+  std::string collective;       // the all-reduce algorithm that ran
 };
 
 RunResult run_simulation(const Scenario& scenario, const OutputOptions& output = {});

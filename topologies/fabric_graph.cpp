@@ -2,6 +2,7 @@
 
 #include <boost/graph/connected_components.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -23,6 +24,20 @@ std::vector<FabricVertex> gpu_vertices(const FabricGraph& graph) {
   for (FabricVertex v : gpus)
     ordered.at(static_cast<size_t>(graph[v].gpu_rank)) = v;
   return ordered;
+}
+
+long long gpus_per_node(const FabricGraph& graph) {
+  std::vector<long long> count;
+  for (auto v : gpu_vertices(graph)) {
+    const auto node = static_cast<size_t>(std::max(0LL, graph[v].node));
+    if (count.size() <= node)
+      count.resize(node + 1, 0);
+    ++count[node];
+  }
+  for (long long c : count)
+    if (c != count.front())
+      return 1;
+  return count.empty() ? 1 : count.front();
 }
 
 void validate_fabric_graph(const FabricGraph& graph) {

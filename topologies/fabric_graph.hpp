@@ -14,7 +14,9 @@ enum class NodeKind { Gpu, Switch, Nic };
 struct FabricNode {
   std::string name;
   NodeKind kind = NodeKind::Gpu;
-  long long gpu_rank = -1; // for GPUs: 0..N-1
+  long long gpu_rank = -1;   // for GPUs: 0..N-1
+  long long node = -1;       // for GPUs: the server (NVLink domain) it sits in
+  long long local_rank = -1; // for GPUs: its index within the server
 };
 
 struct FabricLink {
@@ -22,6 +24,7 @@ struct FabricLink {
   double bytes_per_s = 0; // per direction
   double latency_s = 0;
   double pj_per_bit = 0;
+  std::string link_class; // star, nvlink, nic, switch, torus, graph
 };
 
 using FabricGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, FabricNode, FabricLink>;
@@ -32,6 +35,9 @@ std::string gpu_host_name(long long rank);
 
 // GPU vertices in rank order.
 std::vector<FabricVertex> gpu_vertices(const FabricGraph& graph);
+
+// GPUs per server when every server holds the same number (1 when GPUs stand alone).
+long long gpus_per_node(const FabricGraph& graph);
 
 // Throws std::invalid_argument with the reason when the graph is not a usable fabric
 // (disconnected, non-positive bandwidth, negative latency, duplicate names, GPU ranks not 0..N-1).

@@ -1,29 +1,45 @@
 #include "fabric_loader.hpp"
 
+#include "cluster_fabric.hpp"
+#include "graph_fabric.hpp"
 #include "star_fabric.hpp"
+#include "torus_fabric.hpp"
 
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
+
+#ifndef MEMWALL_TOPOLOGIES_DIR
+#define MEMWALL_TOPOLOGIES_DIR "topologies"
+#endif
 
 namespace memwall::topologies {
 
 using model::Dimension;
+using model::InputNode;
 
-FabricSpec parse_fabric(const model::InputNode& node) {
-  if (node.is_scalar())
-    node.fail("fabric files are not supported yet; describe the fabric inline, e.g. "
-              "{kind: star, bandwidth: 25GB/s, latency: 0us}");
-  node.check_keys({"kind", "bandwidth", "latency", "pj_per_bit", "gpu_links"});
-  FabricSpec spec;
-  spec.file = node.file();
-  spec.line = node.line();
-  const model::InputNode kind = node.child("kind");
-  spec.kind = kind.as_string();
-  if (spec.kind != "star")
-    kind.fail("unknown fabric kind '" + spec.kind + "' (known: star)");
+namespace {
+
+LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
+  node.check_keys({"bandwidth", "latency", "pj_per_bit"});
+  LinkFigures f = defaults;
+  if (auto c = node.optional_child("bandwidth"))
+    f.bytes_per_s = c->as_positive_quantity(Dimension::Bandwidth);
+  else if (bandwidth_required)
+    node.fail("missing required key 'bandwidth'");
+  if (auto c = node.optional_child("latency"))
+    f.latency_s = c->as_non_negative_quantity(Dimension::Time);
+  if (auto c = node.optional_child("pj_per_bit"))
+    f.pj_per_bit = c->as_non_negative_number();
+  return f;
+}
+
+void parse_star(const InputNode& node, FabricSpec& spec) {
+  node.check_keys({"kind", "name", "source", "description", "bandwidth", "latency", "pj_per_bit", "gpu_links"});
   spec.link_bytes_per_s = node.child("bandwidth").as_positive_quantity(Dimension::Bandwidth);
   if (auto c = node.optional_child("latency"))
     spec.link_latency_s = c->as_non_negative_quantity(Dimension::Time);
+  spec.pj_per_bit = spec.kind == "nvlink-node" ? kNvlinkPjPerBit : 0.0; // the seed's star is idealised
   if (auto c = node.optional_child("pj_per_bit"))
     spec.pj_per_bit = c->as_non_negative_number();
   if (auto c = node.optional_child("gpu_links")) {
@@ -39,45 +55,214 @@ FabricSpec parse_fabric(const model::InputNode& node) {
         item.child("gpu").fail("GPU " + std::to_string(rank) + " is listed twice");
     }
   }
+}
+
+void parse_cluster(const InputNode& node, FabricSpec& spec) {
+  node.check_keys({"kind", "name", "source", "description", "gpus_per_node", "nvlink", "nic", "nics", "uplink",
+                   "leaf_ports", "oversubscription", "rail_optimized", "placement"});
+  ClusterParams& c = spec.cluster;
+  c.gpus_per_node = node.child("gpus_per_node").as_positive_integer();
+  c.nvlink = parse_link(node.child("nvlink"), c.nvlink, true);
+  c.nic = parse_link(node.child("nic"), c.nic, true);
+  if (auto u = node.optional_child("uplink"))
+    c.uplink = parse_link(*u, c.uplink, false);
+  if (auto n = node.optional_child("nics")) {
+    const std::string per = n->as_string();
+    if (per != "per-gpu" && per != "per-node")
+      n->fail("expected per-gpu or per-node, got '" + per + "'");
+    c.nic_per_gpu = per == "per-gpu";
+  }
+  if (auto l = node.optional_child("leaf_ports"))
+    c.leaf_ports = l->as_positive_integer();
+  if (auto o = node.optional_child("oversubscription")) {
+    c.oversubscription = o->as_positive_number();
+    if (c.oversubscription < 1 || c.oversubscription > double(c.leaf_ports))
+      o->fail("must be between 1 (non-blocking) and leaf_ports");
+  }
+  if (auto r = node.optional_child("rail_optimized"))
+    c.rail_optimized = r->as_bool();
+  if (auto p = node.optional_child("placement")) {
+    const std::string placement = p->as_string();
+    if (placement != "packed" && placement != "round-robin")
+      p->fail("expected packed or round-robin, got '" + placement + "'");
+    c.round_robin_placement = placement == "round-robin";
+  }
+}
+
+void parse_torus(const InputNode& node, FabricSpec& spec) {
+  node.check_keys({"kind", "name", "source", "description", "dims", "bandwidth", "latency", "pj_per_bit"});
+  const InputNode dims = node.child("dims");
+  for (const auto& d : dims.elements())
+    spec.torus.dims.push_back(d.as_positive_integer());
+  if (spec.torus.dims.size() < 2 || spec.torus.dims.size() > 3)
+    dims.fail("a torus has 2 or 3 dimensions");
+  spec.torus.link.bytes_per_s = node.child("bandwidth").as_positive_quantity(Dimension::Bandwidth);
+  if (auto c = node.optional_child("latency"))
+    spec.torus.link.latency_s = c->as_non_negative_quantity(Dimension::Time);
+  if (auto c = node.optional_child("pj_per_bit"))
+    spec.torus.link.pj_per_bit = c->as_non_negative_number();
+}
+
+void parse_graph(const InputNode& node, FabricSpec& spec) {
+  node.check_keys({"kind", "name", "source", "description", "nodes", "links"});
+  for (const auto& n : node.child("nodes").elements()) {
+    n.check_keys({"name", "kind"});
+    GraphNode g{n.child("name").as_string(), n.child("kind").as_string()};
+    if (g.kind != "gpu" && g.kind != "switch" && g.kind != "nic")
+      n.child("kind").fail("expected gpu, switch or nic, got '" + g.kind + "'");
+    spec.graph.nodes.push_back(g);
+  }
+  for (const auto& l : node.child("links").elements()) {
+    l.check_keys({"a", "b", "bandwidth", "latency", "pj_per_bit"});
+    GraphLink link{l.child("a").as_string(), l.child("b").as_string(), {}, l.line()};
+    link.figures.bytes_per_s = l.child("bandwidth").as_positive_quantity(Dimension::Bandwidth);
+    if (auto c = l.optional_child("latency"))
+      link.figures.latency_s = c->as_non_negative_quantity(Dimension::Time);
+    if (auto c = l.optional_child("pj_per_bit"))
+      link.figures.pj_per_bit = c->as_non_negative_number();
+    bool a_known = false, b_known = false;
+    for (const auto& n : spec.graph.nodes) {
+      a_known = a_known || n.name == link.a;
+      b_known = b_known || n.name == link.b;
+    }
+    if (!a_known || !b_known)
+      l.child(a_known ? "b" : "a").fail("unknown node '" + (a_known ? link.b : link.a) + "'");
+    spec.graph.links.push_back(link);
+  }
+}
+
+std::filesystem::path resolve_fabric_path(const InputNode& node) {
+  namespace fs = std::filesystem;
+  const std::string text = node.as_string();
+  if (text.find('/') != std::string::npos || fs::path(text).extension() == ".yaml") {
+    fs::path p = text;
+    return p.is_relative() ? fs::path(node.file()).parent_path() / p : p;
+  }
+  const fs::path p = fs::path(fabric_catalog_dir()) / (text + ".yaml");
+  if (!fs::exists(p)) {
+    std::string known;
+    for (const auto& entry : fs::directory_iterator(fabric_catalog_dir()))
+      if (entry.path().extension() == ".yaml")
+        known += (known.empty() ? "" : ", ") + entry.path().stem().string();
+    node.fail("unknown fabric '" + text + "' (catalog " + fabric_catalog_dir() + " has: " + known + ")");
+  }
+  return p;
+}
+
+} // namespace
+
+const std::string& fabric_catalog_dir() {
+  static const std::string dir = MEMWALL_TOPOLOGIES_DIR;
+  return dir;
+}
+
+FabricSpec parse_fabric(const InputNode& node) {
+  if (node.is_scalar()) {
+    const auto path = resolve_fabric_path(node);
+    try {
+      return load_fabric_file(path.string());
+    } catch (const model::InputError& e) {
+      if (e.file() == path.string())
+        throw;
+      node.fail(e.what());
+    }
+  }
+  node.require_map();
+  FabricSpec spec;
+  spec.file = node.file();
+  spec.line = node.line();
+  spec.key = node.key_path().empty() ? "fabric" : node.key_path();
+  const InputNode kind = node.child("kind");
+  spec.kind = kind.as_string();
+  if (auto n = node.optional_child("name"))
+    spec.name = n->as_string();
+  if (auto s = node.optional_child("source"))
+    spec.source = s->as_string();
+  if (spec.kind == "star" || spec.kind == "nvlink-node")
+    parse_star(node, spec);
+  else if (spec.kind == "cluster")
+    parse_cluster(node, spec);
+  else if (spec.kind == "torus")
+    parse_torus(node, spec);
+  else if (spec.kind == "graph")
+    parse_graph(node, spec);
+  else
+    kind.fail("unknown fabric kind '" + spec.kind + "' (known: star, nvlink-node, cluster, torus, graph)");
   return spec;
 }
+
+FabricSpec load_fabric_file(const std::string& path) { return parse_fabric(InputNode::load_file(path)); }
 
 std::string describe_fabric(const FabricSpec& spec) {
   std::ostringstream out;
   out.precision(17);
-  out << "{kind: " << spec.kind << ", bandwidth: " << spec.link_bytes_per_s << ", latency: " << spec.link_latency_s
-      << ", pj_per_bit: " << spec.pj_per_bit;
-  if (!spec.gpu_links.empty()) {
-    out << ", gpu_links: [";
-    const char* sep = "";
-    for (const auto& [rank, o] : spec.gpu_links) {
-      out << sep << "{gpu: " << rank;
-      if (o.bytes_per_s > 0)
-        out << ", bandwidth: " << o.bytes_per_s;
-      if (o.latency_s >= 0)
-        out << ", latency: " << o.latency_s;
-      out << "}";
-      sep = ", ";
+  auto link = [&](const char* name, const LinkFigures& f) {
+    out << ", " << name << ": {bandwidth: " << f.bytes_per_s << ", latency: " << f.latency_s
+        << ", pj_per_bit: " << f.pj_per_bit << "}";
+  };
+  out << "{kind: " << spec.kind;
+  if (!spec.name.empty())
+    out << ", name: \"" << spec.name << "\"";
+  if (spec.kind == "star" || spec.kind == "nvlink-node") {
+    out << ", bandwidth: " << spec.link_bytes_per_s << ", latency: " << spec.link_latency_s
+        << ", pj_per_bit: " << spec.pj_per_bit;
+    if (!spec.gpu_links.empty()) {
+      out << ", gpu_links: [";
+      const char* sep = "";
+      for (const auto& [rank, o] : spec.gpu_links) {
+        out << sep << "{gpu: " << rank;
+        if (o.bytes_per_s > 0)
+          out << ", bandwidth: " << o.bytes_per_s;
+        if (o.latency_s >= 0)
+          out << ", latency: " << o.latency_s;
+        out << "}";
+        sep = ", ";
+      }
+      out << "]";
     }
-    out << "]";
+  } else if (spec.kind == "cluster") {
+    const ClusterParams& c = spec.cluster;
+    out << ", gpus_per_node: " << c.gpus_per_node;
+    link("nvlink", c.nvlink);
+    link("nic", c.nic);
+    link("uplink", c.uplink);
+    out << ", nics: " << (c.nic_per_gpu ? "per-gpu" : "per-node") << ", leaf_ports: " << c.leaf_ports
+        << ", oversubscription: " << c.oversubscription << ", rail_optimized: " << (c.rail_optimized ? "true" : "false")
+        << ", placement: " << (c.round_robin_placement ? "round-robin" : "packed");
+  } else if (spec.kind == "torus") {
+    out << ", dims: [";
+    for (size_t i = 0; i < spec.torus.dims.size(); ++i)
+      out << (i ? ", " : "") << spec.torus.dims[i];
+    out << "], bandwidth: " << spec.torus.link.bytes_per_s << ", latency: " << spec.torus.link.latency_s
+        << ", pj_per_bit: " << spec.torus.link.pj_per_bit;
+  } else {
+    out << ", nodes: " << spec.graph.nodes.size() << ", links: " << spec.graph.links.size();
   }
   out << "}";
   return out.str();
 }
 
 FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus) {
-  for (const auto& [rank, o] : spec.gpu_links)
-    if (rank >= gpus)
-      throw model::InputError(spec.file, spec.line, "cluster.fabric.gpu_links",
-                              "GPU " + std::to_string(rank) + " does not exist (the cluster has " +
-                                  std::to_string(gpus) + " GPUs)");
-  FabricGraph graph = build_star_graph(spec, gpus);
   try {
+    for (const auto& [rank, o] : spec.gpu_links)
+      if (rank >= gpus)
+        throw model::InputError(spec.file, spec.line, spec.key + ".gpu_links",
+                                "GPU " + std::to_string(rank) + " does not exist (the cluster has " +
+                                    std::to_string(gpus) + " GPUs)");
+    FabricGraph graph;
+    if (spec.kind == "cluster")
+      graph = build_cluster_graph(spec, gpus);
+    else if (spec.kind == "torus")
+      graph = build_torus_graph(spec, gpus);
+    else if (spec.kind == "graph")
+      graph = build_explicit_graph(spec, gpus);
+    else
+      graph = build_star_graph(spec, gpus);
     validate_fabric_graph(graph);
+    return graph;
   } catch (const std::invalid_argument& e) {
-    throw model::InputError(spec.file, spec.line, "cluster.fabric", e.what());
+    throw model::InputError(spec.file, spec.line, spec.key, e.what());
   }
-  return graph;
 }
 
 } // namespace memwall::topologies

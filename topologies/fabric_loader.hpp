@@ -1,4 +1,5 @@
-// Reads a fabric description (inline mapping in a scenario) and builds its graph.
+// Reads a fabric description (an inline mapping in a scenario, or the name of a fabric file) and
+// builds its graph.
 #pragma once
 
 #include "fabric_graph.hpp"
@@ -9,7 +10,13 @@
 
 namespace memwall::topologies {
 
+// A mapping, or a string: a path (relative to the scenario's folder) or the name of a fabric in
+// the shipped catalog (topologies/<name>.yaml).
 FabricSpec parse_fabric(const model::InputNode& node);
+FabricSpec load_fabric_file(const std::string& path);
+
+// The folder of the shipped fabric catalog (fixed at build time).
+const std::string& fabric_catalog_dir();
 
 // The fabric as resolved (all defaults filled in, SI units), as one line of YAML.
 std::string describe_fabric(const FabricSpec& spec);

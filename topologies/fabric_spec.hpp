@@ -1,24 +1,81 @@
-// A fabric as the user describes it (scenario `cluster.fabric`, inline or a fabric file).
+// A fabric as the user describes it (scenario `cluster.fabric`, inline or a fabric file). One struct
+// holds every kind's parameters; the builders read the ones of their kind.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace memwall::topologies {
+
+// Default network energy per bit and per link crossed, by link class (estimates; see README):
+//  NVLink (SerDes + NVSwitch port, ~5 pJ/bit), a NIC link (NIC + switch port at 400 Gb/s class,
+//  ~30 pJ/bit), a switch-to-switch link (two switch ports + optics, ~15 pJ/bit), torus links (~5 pJ/bit).
+inline constexpr double kNvlinkPjPerBit = 5.0;
+inline constexpr double kNicPjPerBit = 30.0;
+inline constexpr double kSwitchPjPerBit = 15.0;
+inline constexpr double kTorusPjPerBit = 5.0;
 
 struct LinkOverride {
   double bytes_per_s = 0; // 0: keep the fabric's
   double latency_s = -1;  // < 0: keep the fabric's
 };
 
-struct FabricSpec {
-  std::string kind = "star";     // star: each GPU has one full-duplex link to a non-blocking switch
-  double link_bytes_per_s = 0;   // per direction
-  double link_latency_s = 0;     // per link, per direction
-  double pj_per_bit = 0;         // network energy per bit per link crossed
-  std::map<long long, LinkOverride> gpu_links; // per-GPU link overrides (rank -> figures)
-  std::string file;              // where it was described, for messages
+struct LinkFigures {
+  double bytes_per_s = 0; // per direction
+  double latency_s = 0;
+  double pj_per_bit = 0;
+};
+
+// `cluster`: nodes of G GPUs, each node an NVLink domain (one NVSwitch), plus NICs (one per GPU or
+// one per node) into a two-tier fat-tree: leaf switches of `leaf_ports` down-ports, each with
+// leaf_ports / oversubscription up-links of the NIC bandwidth, one to each spine.
+struct ClusterParams {
+  long long gpus_per_node = 8;
+  LinkFigures nvlink{0, 0, kNvlinkPjPerBit};
+  LinkFigures nic{0, 0, kNicPjPerBit};
+  LinkFigures uplink{0, 0, kSwitchPjPerBit}; // bandwidth 0: the NIC bandwidth
+  bool nic_per_gpu = true;
+  long long leaf_ports = 32;
+  double oversubscription = 1;
+  bool rail_optimized = false;     // leaf = (rail, group of nodes) instead of consecutive NICs
+  bool round_robin_placement = false; // node i on leaf i mod leaves instead of packed
+};
+
+struct TorusParams {
+  std::vector<long long> dims; // 2 or 3 sizes; their product is the GPU count
+  LinkFigures link{0, 0, kTorusPjPerBit};
+};
+
+struct GraphNode {
+  std::string name;
+  std::string kind; // gpu | switch | nic
+};
+struct GraphLink {
+  std::string a, b;
+  LinkFigures figures;
   int line = 0;
+};
+struct GraphParams {
+  std::vector<GraphNode> nodes; // GPU ranks follow the order of gpu nodes
+  std::vector<GraphLink> links;
+};
+
+struct FabricSpec {
+  std::string kind = "star"; // star | nvlink-node | cluster | torus | graph
+  // star and nvlink-node: each GPU has one full-duplex link to a non-blocking switch.
+  double link_bytes_per_s = 0; // per direction
+  double link_latency_s = 0;   // per link, per direction
+  double pj_per_bit = 0;       // network energy per bit per link crossed
+  std::map<long long, LinkOverride> gpu_links; // per-GPU link overrides (rank -> figures), star only
+  ClusterParams cluster;
+  TorusParams torus;
+  GraphParams graph;
+  std::string name;   // for fabric files
+  std::string source; // where the figures come from
+  std::string file;   // where it was described, for messages
+  int line = 0;
+  std::string key = "cluster.fabric"; // its key path there ("fabric" in a fabric file)
 };
 
 } // namespace memwall::topologies

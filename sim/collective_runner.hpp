@@ -1,0 +1,45 @@
+// Executes an all-reduce schedule with SimGrid communications: per round, every GPU posts its sends
+// and receives at once and waits for all of them, then pays the round's aggregated extra latency
+// (extra_latency_steps x its longest send route). Bandwidth sharing on links comes from SimGrid.
+#pragma once
+
+#include "collectives/schedule.hpp"
+#include "platform_builder.hpp"
+#include "run_recorder.hpp"
+
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include <string>
+#include <vector>
+
+namespace memwall::sim {
+
+class CollectiveRunner {
+public:
+  CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder);
+
+  // Called by GPU `rank`'s actor; returns when this GPU holds the fully reduced gradient.
+  void run(long long rank, long long step) const;
+  const std::string& algorithm() const { return algorithm_; }
+
+private:
+  struct Send {
+    long long dst;
+    double bytes;
+    double latency_s;
+    double j_per_byte;
+    std::vector<std::string> links;
+  };
+  struct RankRound {
+    std::vector<Send> sends;
+    int receives = 0;
+    double receive_bytes = 0;
+    double extra_latency_s = 0;
+  };
+  std::string algorithm_;
+  std::vector<std::vector<RankRound>> rounds_;              // [rank][round]
+  std::vector<std::vector<simgrid::s4u::Mailbox*>> inbox_;  // [rank][round]
+  RunRecorder& recorder_;
+};
+
+} // namespace memwall::sim

@@ -1,0 +1,102 @@
+#include "schedule.hpp"
+
+#include <stdexcept>
+
+namespace memwall::collectives {
+
+bool is_power_of_two(long long n) { return n > 0 && (n & (n - 1)) == 0; }
+
+long long tree_depth(long long gpus) {
+  long long depth = 0;
+  for (long long last = gpus - 1; last > 0; last = (last - 1) / 2)
+    ++depth;
+  return depth;
+}
+
+Schedule ring_schedule(const std::vector<long long>& order, double bytes) {
+  const long long n = static_cast<long long>(order.size());
+  Schedule s{"ring", {}};
+  if (n < 2)
+    return s;
+  for (const char* name : {"ring reduce-scatter", "ring all-gather"}) {
+    Round r{name, {}, double(n - 2)};
+    for (long long i = 0; i < n; ++i)
+      r.flows.push_back({order[size_t(i)], order[size_t((i + 1) % n)], double(n - 1) * bytes / double(n)});
+    s.rounds.push_back(std::move(r));
+  }
+  return s;
+}
+
+Schedule hierarchical_schedule(long long gpus, long long g, double bytes) {
+  if (g < 1 || gpus % g != 0)
+    throw std::invalid_argument("hierarchical all-reduce needs servers of equal size");
+  const long long m = gpus / g;
+  Schedule s{"hierarchical", {}};
+  auto intra = [&](const char* name) {
+    Round r{name, {}, double(g - 2)};
+    for (long long rank = 0; rank < gpus; ++rank) {
+      const long long node = rank / g, local = rank % g;
+      r.flows.push_back({rank, node * g + (local + 1) % g, double(g - 1) * bytes / double(g)});
+    }
+    return r;
+  };
+  auto inter = [&](const char* name) {
+    Round r{name, {}, double(m - 2)};
+    for (long long rank = 0; rank < gpus; ++rank) {
+      const long long node = rank / g, local = rank % g;
+      r.flows.push_back({rank, ((node + 1) % m) * g + local, double(m - 1) * (bytes / double(g)) / double(m)});
+    }
+    return r;
+  };
+  if (g > 1)
+    s.rounds.push_back(intra("intra-server reduce-scatter"));
+  if (m > 1) {
+    s.rounds.push_back(inter("inter-server reduce-scatter"));
+    s.rounds.push_back(inter("inter-server all-gather"));
+  }
+  if (g > 1)
+    s.rounds.push_back(intra("intra-server all-gather"));
+  return s;
+}
+
+Schedule double_tree_schedule(long long gpus, double bytes) {
+  Schedule s{"tree", {}};
+  if (gpus < 2)
+    return s;
+  const double depth = double(tree_depth(gpus));
+  Round reduce{"tree reduce", {}, depth - 1}, broadcast{"tree broadcast", {}, depth - 1};
+  for (int tree = 0; tree < 2; ++tree) {
+    auto rank_of = [&](long long position) { return tree == 0 ? position : gpus - 1 - position; };
+    for (long long child = 1; child < gpus; ++child) {
+      const long long parent = (child - 1) / 2;
+      reduce.flows.push_back({rank_of(child), rank_of(parent), bytes / 2});
+      broadcast.flows.push_back({rank_of(parent), rank_of(child), bytes / 2});
+    }
+  }
+  s.rounds = {reduce, broadcast};
+  return s;
+}
+
+Schedule halving_doubling_schedule(long long gpus, double bytes) {
+  if (!is_power_of_two(gpus))
+    throw std::invalid_argument("halving-doubling needs a power-of-two GPU count, got " + std::to_string(gpus));
+  Schedule s{"halving-doubling", {}};
+  std::vector<Round> halving;
+  double chunk = bytes;
+  for (long long distance = 1; distance < gpus; distance *= 2) {
+    chunk /= 2;
+    Round r{"halving, distance " + std::to_string(distance), {}, 0};
+    for (long long rank = 0; rank < gpus; ++rank)
+      r.flows.push_back({rank, rank ^ distance, chunk});
+    halving.push_back(std::move(r));
+  }
+  s.rounds = halving;
+  for (auto it = halving.rbegin(); it != halving.rend(); ++it) {
+    Round r = *it;
+    r.name.replace(0, 7, "doubling");
+    s.rounds.push_back(std::move(r));
+  }
+  return s;
+}
+
+} // namespace memwall::collectives

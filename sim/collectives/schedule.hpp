@@ -1,0 +1,44 @@
+// All-reduce algorithms as schedules of rounds. Within a round every listed flow runs at once and
+// each GPU waits for all the flows it sends and receives; rounds follow one another per GPU. A round
+// may stand for several sequential algorithm steps aggregated into one message per flow (a ring
+// phase): `extra_latency_steps` says how many more route latencies those steps would have paid.
+// Pure data, no SimGrid: sim/collectives/collective_runner executes schedules, estimate.hpp costs them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace memwall::collectives {
+
+struct Flow {
+  long long src = 0, dst = 0;
+  double bytes = 0;
+};
+
+struct Round {
+  std::string name;
+  std::vector<Flow> flows;
+  double extra_latency_steps = 0;
+};
+
+struct Schedule {
+  std::string algorithm;
+  std::vector<Round> rounds;
+};
+
+// Ring reduce-scatter + all-gather over `order` (a permutation of the ranks): 2 rounds.
+Schedule ring_schedule(const std::vector<long long>& order, double bytes);
+// Intra-server ring reduce-scatter, inter-server ring all-reduce per rail (GPUs of equal local
+// rank), intra-server all-gather. Ranks are node * G + local.
+Schedule hierarchical_schedule(long long gpus, long long gpus_per_node, double bytes);
+// NCCL-style double binary tree: two trees (heap order over ranks, and over reversed ranks), each
+// reducing then broadcasting half of the data, pipelined: a reduce round and a broadcast round.
+Schedule double_tree_schedule(long long gpus, double bytes);
+// Recursive halving reduce-scatter then recursive doubling all-gather, nearest partner first
+// (partner r xor 2^k carries bytes / 2^(k+1)). Needs a power-of-two N.
+Schedule halving_doubling_schedule(long long gpus, double bytes);
+
+bool is_power_of_two(long long n);
+long long tree_depth(long long gpus); // levels below the root of a heap-ordered binary tree
+
+} // namespace memwall::collectives

@@ -1,0 +1,62 @@
+#include "cluster_fabric.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace memwall::topologies {
+
+FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
+  const ClusterParams& c = spec.cluster;
+  const long long g = c.gpus_per_node;
+  if (gpus % g != 0)
+    throw std::invalid_argument("gpus_per_node (" + std::to_string(g) + ") does not divide the GPU count (" +
+                                std::to_string(gpus) + ")");
+  const long long nodes = gpus / g;
+  const long long endpoints = c.nic_per_gpu ? gpus : nodes; // NICs
+  const long long leaves = (endpoints + c.leaf_ports - 1) / c.leaf_ports;
+  const long long uplinks = std::max(1LL, static_cast<long long>(std::llround(double(c.leaf_ports) / c.oversubscription)));
+  const LinkFigures up{c.uplink.bytes_per_s > 0 ? c.uplink.bytes_per_s : c.nic.bytes_per_s, c.uplink.latency_s,
+                       c.uplink.pj_per_bit};
+  FabricGraph graph;
+  std::vector<FabricVertex> nvswitch(static_cast<size_t>(nodes)), leaf(static_cast<size_t>(leaves)), spine;
+  for (long long n = 0; n < nodes; ++n)
+    nvswitch[size_t(n)] = boost::add_vertex(FabricNode{"node" + std::to_string(n) + "-nvswitch", NodeKind::Switch}, graph);
+  for (long long l = 0; l < leaves; ++l)
+    leaf[size_t(l)] = boost::add_vertex(FabricNode{"leaf" + std::to_string(l), NodeKind::Switch}, graph);
+  if (leaves > 1)
+    for (long long s = 0; s < uplinks; ++s)
+      spine.push_back(boost::add_vertex(FabricNode{"spine" + std::to_string(s), NodeKind::Switch}, graph));
+  auto add_link = [&](FabricVertex a, FabricVertex b, const std::string& name, const LinkFigures& f,
+                      const char* link_class) {
+    boost::add_edge(a, b, FabricLink{name, f.bytes_per_s, f.latency_s, f.pj_per_bit, link_class}, graph);
+  };
+  // Which leaf a NIC plugs into: NICs fill leaves in order (packed), node by node round-robin over
+  // the leaves, or rail by rail (rail-optimized: the same local rank of consecutive nodes share a leaf).
+  auto leaf_of = [&](long long node, long long local) -> long long {
+    if (c.round_robin_placement)
+      return node % leaves;
+    if (c.rail_optimized && c.nic_per_gpu) {
+      const long long groups = (nodes + c.leaf_ports - 1) / c.leaf_ports;
+      return (local * groups + node / c.leaf_ports) % leaves;
+    }
+    const long long nic = c.nic_per_gpu ? node * g + local : node;
+    return nic / c.leaf_ports;
+  };
+  for (long long rank = 0; rank < gpus; ++rank) {
+    const long long node = rank / g, local = rank % g;
+    const std::string name = gpu_host_name(rank);
+    const FabricVertex gpu = boost::add_vertex(FabricNode{name, NodeKind::Gpu, rank, node, local}, graph);
+    add_link(gpu, nvswitch[size_t(node)], name + "-nvlink", c.nvlink, "nvlink");
+    if (c.nic_per_gpu)
+      add_link(gpu, leaf[size_t(leaf_of(node, local))], name + "-nic", c.nic, "nic");
+  }
+  if (!c.nic_per_gpu)
+    for (long long n = 0; n < nodes; ++n)
+      add_link(nvswitch[size_t(n)], leaf[size_t(leaf_of(n, 0))], "node" + std::to_string(n) + "-nic", c.nic, "nic");
+  for (long long l = 0; l < leaves; ++l)
+    for (size_t s = 0; s < spine.size(); ++s)
+      add_link(leaf[size_t(l)], spine[s], "leaf" + std::to_string(l) + "-spine" + std::to_string(s), up, "switch");
+  return graph;
+}
+
+} // namespace memwall::topologies

@@ -1,0 +1,124 @@
+#include "fabric_summary.hpp"
+
+#include "fabric_routes.hpp"
+
+#include <boost/graph/push_relabel_max_flow.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+namespace memwall::topologies {
+
+namespace {
+
+// Max flow between GPUs of rank < N/2 and the others, each link a pair of arcs of its bandwidth.
+double rank_halves_max_flow(const FabricGraph& graph) {
+  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using FlowGraph = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+      boost::property<boost::edge_capacity_t, double,
+                      boost::property<boost::edge_residual_capacity_t, double,
+                                      boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+  const size_t n = boost::num_vertices(graph);
+  FlowGraph flow(n + 2);
+  const auto source = n, sink = n + 1;
+  auto capacity = boost::get(boost::edge_capacity, flow);
+  auto reverse = boost::get(boost::edge_reverse, flow);
+  auto add_arc = [&](size_t a, size_t b, double c) {
+    auto e = boost::add_edge(a, b, flow).first;
+    auto r = boost::add_edge(b, a, flow).first;
+    capacity[e] = c;
+    capacity[r] = 0;
+    reverse[e] = r;
+    reverse[r] = e;
+  };
+  for (auto [e, end] = boost::edges(graph); e != end; ++e) {
+    const double bw = graph[*e].bytes_per_s;
+    add_arc(boost::source(*e, graph), boost::target(*e, graph), bw);
+    add_arc(boost::target(*e, graph), boost::source(*e, graph), bw);
+  }
+  const auto gpus = gpu_vertices(graph);
+  const double huge = std::numeric_limits<double>::max() / 4;
+  for (size_t r = 0; r < gpus.size(); ++r) {
+    if (r < gpus.size() / 2)
+      add_arc(source, gpus[r], huge);
+    else
+      add_arc(gpus[r], sink, huge);
+  }
+  return boost::push_relabel_max_flow(flow, source, sink);
+}
+
+} // namespace
+
+FabricSummary summarise_fabric(const FabricGraph& graph) {
+  FabricSummary s;
+  for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
+    s.gpus += graph[*v].kind == NodeKind::Gpu;
+    s.switches += graph[*v].kind == NodeKind::Switch;
+    s.nics += graph[*v].kind == NodeKind::Nic;
+  }
+  s.links = static_cast<long long>(boost::num_edges(graph));
+  s.gpus_per_node = gpus_per_node(graph);
+  for (auto [e, end] = boost::edges(graph); e != end; ++e)
+    s.total_link_bytes_per_s += graph[*e].bytes_per_s;
+  const auto gpus = gpu_vertices(graph);
+  s.min_injection_bytes_per_s = std::numeric_limits<double>::max();
+  RouteFinder routes(graph);
+  for (auto g : gpus) {
+    double injection = 0;
+    for (auto [e, end] = boost::out_edges(g, graph); e != end; ++e)
+      injection += graph[*e].bytes_per_s;
+    s.min_injection_bytes_per_s = std::min(s.min_injection_bytes_per_s, injection);
+    s.max_injection_bytes_per_s = std::max(s.max_injection_bytes_per_s, injection);
+    const auto& dist = routes.distances_to(g);
+    for (auto h : gpus)
+      s.diameter_hops = std::max(s.diameter_hops, dist[h]);
+  }
+  s.bisection_bound_bytes_per_s = gpus.size() > 1 ? rank_halves_max_flow(graph) : 0.0;
+  return s;
+}
+
+void print_fabric_summary(std::ostream& out, const FabricSummary& s) {
+  char line[256];
+  auto put = [&](const char* label, const std::string& value) {
+    std::snprintf(line, sizeof line, "  %-34s %s\n", label, value.c_str());
+    out << line;
+  };
+  auto gbs = [](double bytes_per_s) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.1f GB/s", bytes_per_s / 1e9);
+    return std::string(b);
+  };
+  put("GPUs", std::to_string(s.gpus));
+  put("GPUs per server (NVLink domain)", std::to_string(s.gpus_per_node));
+  put("switches", std::to_string(s.switches));
+  put("links (full duplex)", std::to_string(s.links));
+  put("diameter (GPU to GPU)", std::to_string(s.diameter_hops) + " hops");
+  put("injection bandwidth per GPU", gbs(s.min_injection_bytes_per_s) +
+                                         (s.max_injection_bytes_per_s > s.min_injection_bytes_per_s
+                                              ? " .. " + gbs(s.max_injection_bytes_per_s)
+                                              : std::string()) +
+                                         " per direction");
+  put("bisection bound (rank halves)", gbs(s.bisection_bound_bytes_per_s) + " per direction");
+  put("per GPU across the bisection", gbs(s.gpus > 1 ? s.bisection_bound_bytes_per_s / double(s.gpus / 2) : 0.0));
+}
+
+void write_dot(std::ostream& out, const FabricGraph& graph) {
+  out << "graph fabric {\n  node [fontsize=9];\n";
+  for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
+    const FabricNode& n = graph[*v];
+    out << "  v" << *v << " [label=\"" << n.name << "\", shape="
+        << (n.kind == NodeKind::Gpu ? "box" : n.kind == NodeKind::Nic ? "diamond" : "ellipse") << "];\n";
+  }
+  for (auto [e, end] = boost::edges(graph); e != end; ++e) {
+    const FabricLink& l = graph[*e];
+    char label[64];
+    std::snprintf(label, sizeof label, "%.0f GB/s", l.bytes_per_s / 1e9);
+    out << "  v" << boost::source(*e, graph) << " -- v" << boost::target(*e, graph) << " [label=\"" << label
+        << "\", tooltip=\"" << l.name << " (" << l.link_class << ")\"];\n";
+  }
+  out << "}\n";
+}
+
+} // namespace memwall::topologies
