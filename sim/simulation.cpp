@@ -51,6 +51,10 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   m.params = model::total_params(s.shape);
   m.tokens_per_gpu = s.tokens_per_microbatch * double(s.microbatches);
   m.step_time_s = makespan_s / steps;
+  // What the all-reduce adds to the step, synchronisation waits included (its exposed time). With
+  // aggregated rounds, GPUs behind fast links finish their share early; the step's end is the truth.
+  if (s.gpus > 1)
+    m.t_allreduce_s = m.step_time_s - m.t_compute_s - m.t_optimizer_s;
   // Static power burns for the whole run on every GPU, waiting included.
   m.e_static_j = s.gpu.p_static_w * m.step_time_s;
   model::finish_ratios(m, s.gpu.peak_flops_per_s);

@@ -1,11 +1,20 @@
 #include "fabric_routes.hpp"
 
-#include <boost/graph/breadth_first_search.hpp>
-
+#include <cmath>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 
 namespace memwall::topologies {
+
+namespace {
+constexpr double kUnreachable = std::numeric_limits<double>::infinity();
+bool same_cost(double a, double b) {
+  if (std::isinf(a) || std::isinf(b))
+    return a == b;
+  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+}
+} // namespace
 
 size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::edge_descriptor e) {
   // vecS edge lists: the property's address identifies the edge; map it to its position once.
@@ -21,10 +30,38 @@ size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::ed
   return index.at(&graph[e]);
 }
 
-const std::vector<int>& RouteFinder::distances_to(FabricVertex dst) {
-  auto it = distance_cache_.find(dst);
-  if (it != distance_cache_.end())
+RouteFinder::RouteFinder(const FabricGraph& graph) : graph_(graph), edge_cost_(boost::num_edges(graph)) {
+  for (auto [e, end] = boost::edges(graph); e != end; ++e)
+    edge_cost_[edge_index(graph, *e)] = 1.0 / graph[*e].bytes_per_s;
+}
+
+const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
+  auto it = cost_cache_.find(dst);
+  if (it != cost_cache_.end())
     return it->second;
+  std::vector<double> cost(boost::num_vertices(graph_), kUnreachable);
+  using Item = std::pair<double, FabricVertex>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  cost[dst] = 0;
+  queue.push({0.0, dst});
+  while (!queue.empty()) {
+    const auto [c, u] = queue.top();
+    queue.pop();
+    if (c > cost[u])
+      continue;
+    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+      const FabricVertex w = boost::target(*e, graph_);
+      const double through = c + edge_cost_[edge_index(graph_, *e)];
+      if (through < cost[w] && !same_cost(through, cost[w])) {
+        cost[w] = through;
+        queue.push({through, w});
+      }
+    }
+  }
+  return cost_cache_.emplace(dst, std::move(cost)).first->second;
+}
+
+std::vector<int> RouteFinder::hops_to(FabricVertex dst) const {
   std::vector<int> dist(boost::num_vertices(graph_), std::numeric_limits<int>::max());
   dist[dst] = 0;
   std::vector<FabricVertex> queue{dst};
@@ -38,12 +75,12 @@ const std::vector<int>& RouteFinder::distances_to(FabricVertex dst) {
       }
     }
   }
-  return distance_cache_.emplace(dst, std::move(dist)).first->second;
+  return dist;
 }
 
 std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
-  const std::vector<int>& dist = distances_to(dst);
-  if (dist[src] == std::numeric_limits<int>::max())
+  const std::vector<double>& cost = costs_to(dst);
+  if (cost[src] == kUnreachable)
     throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
   std::vector<RouteHop> hops;
   FabricVertex u = src;
@@ -53,7 +90,7 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
     FabricVertex best_next = u;
     for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
       const FabricVertex w = boost::target(*e, graph_);
-      if (dist[w] != dist[u] - 1)
+      if (!same_cost(cost[u], cost[w] + edge_cost_[edge_index(graph_, *e)]) || cost[w] >= cost[u])
         continue;
       const RouteHop hop{*e, u < w};
       const long long load = load_[{edge_index(graph_, *e), hop.forward}];

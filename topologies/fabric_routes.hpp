@@ -1,6 +1,7 @@
-// Static routes over a fabric graph: shortest paths (in hops), spread over equal-cost next hops by
-// choosing, at each branch, the link that carries the fewest routes so far (a balanced ECMP). Routes
-// are requested in a fixed order, so they are deterministic.
+// Static routes over a fabric graph: the cheapest paths for bulk transfers (the sum over their links
+// of seconds per byte, 1 / bandwidth), spread over equal-cost next hops by choosing, at each branch,
+// the link that carries the fewest routes so far (a balanced ECMP). Routes are requested in a fixed
+// order, so they are deterministic. Two GPUs of one server thus talk over NVLink, never via NICs.
 #pragma once
 
 #include "fabric_graph.hpp"
@@ -19,15 +20,18 @@ struct RouteHop {
 
 class RouteFinder {
 public:
-  explicit RouteFinder(const FabricGraph& graph) : graph_(graph) {}
+  explicit RouteFinder(const FabricGraph& graph);
 
   std::vector<RouteHop> route(FabricVertex src, FabricVertex dst);
-  // Hop distances from every vertex to `dst` (cached).
-  const std::vector<int>& distances_to(FabricVertex dst);
+  // Cost (seconds per byte along the cheapest path) from every vertex to `dst` (cached).
+  const std::vector<double>& costs_to(FabricVertex dst);
+  // Hop counts from every vertex to `dst` (not cached).
+  std::vector<int> hops_to(FabricVertex dst) const;
 
 private:
   const FabricGraph& graph_;
-  std::unordered_map<FabricVertex, std::vector<int>> distance_cache_;
+  std::vector<double> edge_cost_;                      // by edge index
+  std::unordered_map<FabricVertex, std::vector<double>> cost_cache_;
   std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
 };
 

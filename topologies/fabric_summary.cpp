@@ -71,7 +71,7 @@ FabricSummary summarise_fabric(const FabricGraph& graph) {
       injection += graph[*e].bytes_per_s;
     s.min_injection_bytes_per_s = std::min(s.min_injection_bytes_per_s, injection);
     s.max_injection_bytes_per_s = std::max(s.max_injection_bytes_per_s, injection);
-    const auto& dist = routes.distances_to(g);
+    const auto dist = routes.hops_to(g);
     for (auto h : gpus)
       s.diameter_hops = std::max(s.diameter_hops, dist[h]);
   }

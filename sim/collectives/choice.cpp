@@ -17,9 +17,9 @@ std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph)
   std::vector<long long> order{0};
   visited[0] = true;
   for (long long step = 1; step < n; ++step) {
-    const auto& dist = routes.distances_to(gpus[size_t(order.back())]);
+    const auto& dist = routes.costs_to(gpus[size_t(order.back())]);
     long long best = -1;
-    int best_dist = std::numeric_limits<int>::max();
+    double best_dist = std::numeric_limits<double>::max();
     for (long long r = 0; r < n; ++r)
       if (!visited[size_t(r)] && dist[gpus[size_t(r)]] < best_dist) {
         best_dist = dist[gpus[size_t(r)]];

@@ -17,8 +17,8 @@ struct CollectiveChoice {
   std::map<std::string, double> estimates_s; // for auto: every candidate's estimate
 };
 
-// A ring through the GPUs that keeps hops short: from rank 0, always on to the nearest unvisited GPU
-// (fewest hops, then lowest rank). On a star or a packed cluster this is the rank order.
+// A ring that keeps hops cheap: from rank 0, always on to the unvisited GPU with the cheapest path
+// (seconds per byte, then lowest rank). On a star or a packed cluster this is the rank order.
 std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph);
 
 // `ring_order`: "topology" or "rank". Throws std::invalid_argument for an unknown or inapplicable name.
