@@ -27,7 +27,14 @@ struct SweepOptions {
   std::string shard = "1/1";
 };
 
+struct TopoOptions {
+  std::string file;
+  long long gpus = 0;
+  std::string dot;
+};
+
 int run_command(const RunOptions& options);
+int topo_command(const TopoOptions& options);
 int sweep_command(const SweepOptions& options);
 int merge_command(const std::string& out, const std::vector<std::string>& inputs);
 int validate_command(const std::vector<std::string>& paths);

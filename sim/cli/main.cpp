@@ -41,6 +41,13 @@ int main(int argc, char** argv) {
   merge->add_option("--out", merge_out, "merged results file (.csv)")->required();
   merge->add_option("inputs", merge_inputs, "shard results files")->required();
 
+  TopoOptions topo_options;
+  auto* topo = app.add_subcommand("topo", "summarise a fabric (file or scenario) and write GraphViz");
+  topo->add_option("file", topo_options.file, "fabric file (topologies/*.yaml) or scenario")->required();
+  topo->add_option("--gpus", topo_options.gpus, "GPU count (star, nvlink-node and cluster fabrics)")
+      ->check(CLI::PositiveNumber);
+  topo->add_option("--dot", topo_options.dot, "write the graph in GraphViz DOT format");
+
   auto* tables = app.add_subcommand("tables", "print the seed's Tables 1-6 from memwall's closed-form model");
   auto* gpus = app.add_subcommand("gpus", "list the GPU catalog with each GPU's balances");
   auto* curves = app.add_subcommand("curves", "print the curves of the seed's figure as JSON (analysis/seed_figure.py)");
@@ -56,6 +63,8 @@ int main(int argc, char** argv) {
       return validate_command(validate_paths);
     if (*sweep)
       return sweep_command(sweep_options);
+    if (*topo)
+      return topo_command(topo_options);
     if (*merge)
       return merge_command(merge_out, merge_inputs);
     if (*tables)

@@ -1,0 +1,77 @@
+#include "commands.hpp"
+
+#include "collectives/choice.hpp"
+#include "model/input_error.hpp"
+#include "sim/scenario.hpp"
+#include "topologies/fabric_loader.hpp"
+#include "topologies/fabric_summary.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace memwall::cli {
+
+namespace {
+
+// GPUs a fabric file implies by itself (torus, graph), or 0.
+long long implied_gpus(const topologies::FabricSpec& spec) {
+  if (spec.kind == "torus") {
+    long long n = 1;
+    for (long long d : spec.torus.dims)
+      n *= d;
+    return n;
+  }
+  if (spec.kind == "graph") {
+    long long n = 0;
+    for (const auto& node : spec.graph.nodes)
+      n += node.kind == "gpu";
+    return n;
+  }
+  return 0;
+}
+
+} // namespace
+
+int topo_command(const TopoOptions& options) {
+  topologies::FabricSpec spec;
+  long long gpus = options.gpus;
+  try {
+    const model::InputNode root = model::InputNode::load_file(options.file);
+    if (root.is_map() && root.has("cluster")) { // a scenario: its fabric and GPU count
+      const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
+      spec = s.fabric;
+      gpus = gpus > 0 ? gpus : s.gpus;
+    } else {
+      spec = topologies::parse_fabric(root);
+    }
+    if (gpus <= 0)
+      gpus = implied_gpus(spec);
+    if (gpus <= 0)
+      throw model::InputError(options.file, 0, "", "a " + spec.kind + " fabric needs --gpus N");
+    const topologies::FabricGraph graph = topologies::build_fabric_graph(spec, gpus);
+    std::cout << "fabric " << (spec.name.empty() ? options.file : spec.name) << " (" << spec.kind << ")\n";
+    topologies::print_fabric_summary(std::cout, topologies::summarise_fabric(graph));
+    if (gpus > 1) {
+      const double bytes = 1e9;
+      const auto choice = collectives::choose_collective("auto", "topology", graph, bytes);
+      std::cout << "  all-reduce of 1 GB, alpha-beta estimates:\n";
+      for (const auto& [name, t] : choice.estimates_s)
+        std::printf("    %-18s %9.3f ms%s\n", name.c_str(), t * 1e3,
+                    name == choice.schedule.algorithm ? "   <- auto" : "");
+    }
+    if (!options.dot.empty()) {
+      std::ofstream out(options.dot);
+      topologies::write_dot(out, graph);
+      if (!out)
+        throw std::runtime_error(options.dot + ": cannot write");
+      std::cout << "wrote " << options.dot << "\n";
+    }
+  } catch (const model::InputError& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+} // namespace memwall::cli

@@ -1,0 +1,173 @@
+// Every collective on every regular fabric, against alpha-beta formulas derived here from the
+// algorithm and the fabric (D = gradient bytes, B = link bandwidth per direction), within 1%.
+// Also: contention on an oversubscribed fat-tree, a shared link split between flows, and the
+// hierarchical all-reduce beating the flat ring on a two-tier cluster (and `auto` picking it).
+#include "collectives/schedule.hpp"
+#include "sim/isolated_run.hpp"
+#include "test_support.hpp"
+
+#include <cmath>
+
+using namespace memwall;
+using memwall::test::gpu;
+using memwall::test::rel;
+
+namespace {
+
+sim::Scenario job(long long gpus, const std::string& collective) {
+  sim::Scenario s;
+  s.name = collective;
+  s.file = "test";
+  s.gpu = gpu("H100-SXM");
+  s.shape = {1024, 2, 0, 4096}; // P = 12 d^2 L + 2 V d: a 58 MB bf16 gradient
+  s.tokens_per_microbatch = 256;
+  s.gpus = gpus;
+  s.collective = collective;
+  return s;
+}
+
+double gradient(const sim::Scenario& s) { return 2.0 * model::total_params(s.shape); }
+
+double allreduce_s(const sim::Scenario& s) { return sim::run_isolated(s)["t_allreduce_s"].get<double>(); }
+
+sim::Scenario on_star(long long n, double b, const std::string& collective, const std::string& kind = "star") {
+  sim::Scenario s = job(n, collective);
+  s.fabric.kind = kind;
+  s.fabric.link_bytes_per_s = b;
+  return s;
+}
+
+// Two-tier cluster: G GPUs per server on NVLink (b_nv), one NIC per GPU (b_nic), non-blocking.
+sim::Scenario on_cluster(long long n, long long g, double b_nv, double b_nic, const std::string& collective) {
+  sim::Scenario s = job(n, collective);
+  s.fabric.kind = "cluster";
+  s.fabric.cluster.gpus_per_node = g;
+  s.fabric.cluster.nvlink = {b_nv, 0, 0};
+  s.fabric.cluster.nic = {b_nic, 0, 0};
+  s.fabric.cluster.uplink = {0, 0, 0};
+  s.fabric.cluster.leaf_ports = 8;
+  return s;
+}
+
+// Double binary tree on a star: per round, the busiest GPU link carries (children or parents over
+// both trees) x D/2; a reduce round and a broadcast round.
+double double_tree_on_star(long long n, double d, double b) {
+  std::vector<double> down(size_t(n), 0), up(size_t(n), 0);
+  for (int tree = 0; tree < 2; ++tree)
+    for (long long child = 1; child < n; ++child) {
+      const long long parent = (child - 1) / 2;
+      const long long c = tree ? n - 1 - child : child, p = tree ? n - 1 - parent : parent;
+      up[size_t(c)] += d / 2;   // reduce: child -> parent leaves over the child's up-link
+      down[size_t(p)] += d / 2; // and arrives over the parent's down-link
+    }
+  double busiest = 0;
+  for (long long r = 0; r < n; ++r)
+    busiest = std::max({busiest, up[size_t(r)], down[size_t(r)]});
+  return 2.0 * busiest / b;
+}
+
+} // namespace
+
+TEST_CASE("star: ring, halving-doubling and hierarchical (G = 1) all take 2 (N-1)/N D / B") {
+  for (const char* c : {"ring", "halving-doubling", "hierarchical"}) {
+    INFO(c);
+    const sim::Scenario s = on_star(16, 20e9, c);
+    CHECK(allreduce_s(s) == rel(2.0 * 15.0 / 16.0 * gradient(s) / 20e9, 0.01));
+  }
+}
+
+TEST_CASE("star: double binary tree, busiest link over two rounds") {
+  const sim::Scenario s = on_star(10, 20e9, "tree");
+  CHECK(allreduce_s(s) == rel(double_tree_on_star(10, gradient(s), 20e9), 0.01));
+}
+
+TEST_CASE("nvlink-node: every collective within the NVSwitch domain") {
+  const double b = 450e9;
+  for (const char* c : {"ring", "hierarchical", "halving-doubling"}) {
+    INFO(c);
+    const sim::Scenario s = on_star(8, b, c, "nvlink-node");
+    CHECK(allreduce_s(s) == rel(2.0 * 7.0 / 8.0 * gradient(s) / b, 0.01));
+  }
+  const sim::Scenario t = on_star(8, b, "tree", "nvlink-node");
+  CHECK(allreduce_s(t) == rel(double_tree_on_star(8, gradient(t), b), 0.01));
+}
+
+TEST_CASE("halving-doubling pays 2 log2(N) route latencies, each two links long") {
+  sim::Scenario s = on_star(8, 20e9, "halving-doubling");
+  const double base = allreduce_s(s);
+  s.fabric.link_latency_s = 3e-6;
+  CHECK(allreduce_s(s) - base == rel(2.0 * 3.0 * 2.0 * 3e-6, 0.01));
+}
+
+TEST_CASE("cluster: ring, hierarchical and halving-doubling on two tiers") {
+  const long long n = 16, g = 4, m = 4;
+  const double b_nv = 300e9, b_nic = 25e9;
+  const double d = gradient(on_cluster(n, g, b_nv, b_nic, "ring"));
+  // Ring in rank order: intra-server hops on NVLink, one NIC hop per server boundary; the NIC is
+  // the bottleneck of the pipelined ring.
+  CHECK(allreduce_s(on_cluster(n, g, b_nv, b_nic, "ring")) == rel(2.0 * (n - 1) / n * d / b_nic, 0.01));
+  // Hierarchical: intra-server reduce-scatter and all-gather on NVLink, inter-server ring per rail on
+  // 1/G of the data, each rail on its own NICs.
+  const double hier = 2.0 * (g - 1) / g * d / b_nv + 2.0 * (m - 1) / m * (d / g) / b_nic;
+  CHECK(allreduce_s(on_cluster(n, g, b_nv, b_nic, "hierarchical")) == rel(hier, 0.01));
+  // Halving-doubling, nearest partner first: distances 1, 2 inside a server, 4, 8 across servers.
+  const double hd = 2.0 * ((d / 2 + d / 4) / b_nv + (d / 8 + d / 16) / b_nic);
+  CHECK(allreduce_s(on_cluster(n, g, b_nv, b_nic, "halving-doubling")) == rel(hd, 0.01));
+}
+
+TEST_CASE("torus 4 x 4: a topology-aware ring uses one link per hop") {
+  sim::Scenario s = job(16, "ring");
+  s.fabric.kind = "torus";
+  s.fabric.torus.dims = {4, 4};
+  s.fabric.torus.link = {40e9, 0, 0};
+  CHECK(allreduce_s(s) == rel(2.0 * 15.0 / 16.0 * gradient(s) / 40e9, 0.01));
+}
+
+TEST_CASE("oversubscribed fat-tree k:1: a flat ring whose hops all cross the spine slows k-fold") {
+  // One GPU per server, 4 NICs per leaf, servers dealt round-robin to the 4 leaves: in rank order
+  // every ring hop leaves its leaf. A leaf's 4 flows share its 4/k up-links: B/k each.
+  const long long n = 16;
+  const double b = 25e9;
+  auto fat_tree = [&](double k, const std::string& order) {
+    sim::Scenario s = on_cluster(n, 1, 300e9, b, "ring");
+    s.fabric.cluster.leaf_ports = 4;
+    s.fabric.cluster.oversubscription = k;
+    s.fabric.cluster.round_robin_placement = true;
+    s.ring_order = order;
+    return allreduce_s(s);
+  };
+  const double d = gradient(on_cluster(n, 1, 300e9, b, "ring"));
+  const double blocking_free = 2.0 * (n - 1) / n * d / b;
+  CHECK(fat_tree(1, "rank") == rel(blocking_free, 0.01));
+  CHECK(fat_tree(2, "rank") == rel(2.0 * blocking_free, 0.01));
+  CHECK(fat_tree(4, "rank") == rel(4.0 * blocking_free, 0.01));
+  // A topology-aware ring stays inside leaves but for 4 hops, one per up-link: no slowdown.
+  CHECK(fat_tree(4, "topology") == rel(blocking_free, 0.01));
+}
+
+TEST_CASE("two flows crossing one link in the same direction split it") {
+  // a, b on switch s; c, d on switch t; ranks a c b d: ring hops a->c and b->d both cross s->t.
+  sim::Scenario s = job(4, "ring");
+  s.ring_order = "rank";
+  s.fabric.kind = "graph";
+  s.fabric.graph.nodes = {{"a", "gpu"}, {"c", "gpu"}, {"b", "gpu"}, {"d", "gpu"}, {"s", "switch"}, {"t", "switch"}};
+  const topologies::LinkFigures f{10e9, 0, 0};
+  s.fabric.graph.links = {{"a", "s", f}, {"b", "s", f}, {"c", "t", f}, {"d", "t", f}, {"s", "t", f}};
+  CHECK(allreduce_s(s) == rel(2.0 * 3.0 / 4.0 * gradient(s) / (10e9 / 2), 0.01));
+}
+
+TEST_CASE("two-tier cluster: hierarchical beats the flat ring by the derived ratio; auto picks it") {
+  const long long n = 24, g = 8, m = 3; // not a power of two: halving-doubling does not apply
+  const double b_nv = 450e9, b_nic = 50e9;
+  sim::Scenario ring = on_cluster(n, g, b_nv, b_nic, "ring");
+  const double d = gradient(ring);
+  const double t_ring = 2.0 * (n - 1) / n * d / b_nic;
+  const double t_hier = 2.0 * (g - 1) / g * d / b_nv + 2.0 * (m - 1) / m * (d / g) / b_nic;
+  const double ring_s = allreduce_s(ring);
+  const double hier_s = allreduce_s(on_cluster(n, g, b_nv, b_nic, "hierarchical"));
+  CHECK(ring_s / hier_s == rel(t_ring / t_hier, 0.01));
+  CHECK(t_ring / t_hier > 5.0);
+  const auto chosen = sim::run_isolated(on_cluster(n, g, b_nv, b_nic, "auto"));
+  CHECK(chosen["collective"].get<std::string>() == "hierarchical");
+  CHECK(chosen["t_allreduce_s"].get<double>() == rel(hier_s, 1e-9));
+}
