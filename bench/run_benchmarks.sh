@@ -14,3 +14,5 @@ start=$(date +%s%N)
 "$build/memwall" sweep scenarios/batch-squeeze.yaml -j 2 --out "$out/squeeze.csv" >/dev/null 2>&1
 echo "wall=$(( ($(date +%s%N) - start) / 1000000 )) ms"
 rm -rf "$out"
+echo "[target <= 30 s]  4,096-GPU fat-tree cluster, hierarchical all-reduce of a 7B model + 1 micro-batch:"
+"$build/bench/bench_scale" bench/cluster-4096.yaml 4096 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every malformed scenario in bad-scenarios/ must be refused by `memwall validate` and `memwall run`
 with exit code 2 and exactly one error line naming the file, the line and the key given in the
-file's first line (`# expect: LINE KEY`, KEY '-' for none). Bad GPU catalogs likewise.
+file's first line (`# expect: LINE KEY`, KEY '-' for none). Bad GPU catalogs likewise, and every bad
+fabric file in bad-fabrics/ by `memwall topo` (`# expect: LINE KEY GPUS REASON...`).
 
 Usage: check_bad_input.py MEMWALL
 """
@@ -14,7 +15,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def check(cmd, path, line, key, env=None):
+def check(cmd, path, line, key, env=None, reason=""):
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     problems = []
     if p.returncode != 2:
@@ -26,6 +27,8 @@ def check(cmd, path, line, key, env=None):
         problems.append(f"error does not name {path}:{line}: {err[0]!r}")
     elif key != "-" and f": {key}: " not in err[0]:
         problems.append(f"error does not name key {key}: {err[0]!r}")
+    elif reason and reason not in err[0]:
+        problems.append(f"error does not give the reason '{reason}': {err[0]!r}")
     if p.stdout.strip():
         problems.append(f"printed output despite the error: {p.stdout!r}")
     return problems
@@ -49,6 +52,13 @@ def main():
             for problem in check(cmd, path, line, key):
                 failures += 1
                 print(f"{os.path.basename(path)} ({cmd[1]}): {problem}")
+    for path in sorted(glob.glob(os.path.join(HERE, "bad-fabrics", "*.yaml"))):
+        words = open(path).readline().split()
+        line, key, gpus, reason = words[2], words[3], words[4], " ".join(words[5:])
+        cases += 1
+        for problem in check([memwall, "topo", path, "--gpus", gpus], path, line, key, reason=reason):
+            failures += 1
+            print(f"{os.path.basename(path)} (topo): {problem}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (text, line, key) in BAD_CATALOGS.items():
             path = os.path.join(tmp, name + ".yaml")
