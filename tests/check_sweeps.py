@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sweep behaviour: broken points, resume after an interruption, shard + merge.
 
-Usage: check_sweeps.py MEMWALL broken|resume|shards
+Usage: check_sweeps.py MEMWALL broken|resume|shards|hdf5
 """
 import csv
 import os
@@ -113,10 +113,39 @@ def shards(memwall, tmp):
     print("2 shards merged equal the single sweep (6 points)")
 
 
+def hdf5(memwall, tmp):
+    import h5py
+    import numpy as np
+    path = write_sweep(tmp, "[2, 3, 8]")
+    full, a, b, merged, resumed = (os.path.join(tmp, n) for n in ("full.h5", "a.h5", "b.h5", "m.h5", "r.h5"))
+    for out, extra in ((full, []), (a, ["--shard", "1/2"]), (b, ["--shard", "2/2"]), (resumed, ["--shard", "1/2"])):
+        if sweep(memwall, path, "--out", out, *extra).returncode != 0:
+            fail(f"sweep {out} {extra} failed")
+    if subprocess.run([memwall, "merge", "--out", merged, a, b], capture_output=True).returncode != 0:
+        fail("merge of .h5 shards failed")
+    p = sweep(memwall, path, "--resume", "--out", resumed)
+    if p.returncode != 0 or "resuming: 3 point(s) already done" not in p.stderr:
+        fail(f"resume into .h5 did not skip the done points: {p.stderr}")
+
+    def table(path):
+        with h5py.File(path, "r") as f:
+            g = f["points"]
+            return [c.decode() if isinstance(c, bytes) else c for c in g.attrs["columns"]], {k: g[k][()] for k in g}
+
+    cols, want = table(full)
+    if want["step_time_s"].dtype != np.float64 or len(want["point"]) != 6:
+        fail("the .h5 results lack numeric columns or rows")
+    for other in (merged, resumed):
+        c, got = table(other)
+        if c != cols or any(not np.array_equal(got[k], want[k]) for k in cols):
+            fail(f"{os.path.basename(other)} differs from the single .h5 sweep")
+    print(f"HDF5 results: 6 points, {len(cols)} columns; merged shards and a resumed sweep equal the single sweep")
+
+
 def main():
     memwall, mode = sys.argv[1:3]
     with tempfile.TemporaryDirectory() as tmp:
-        {"broken": broken, "resume": resume, "shards": shards}[mode](memwall, tmp)
+        {"broken": broken, "resume": resume, "shards": shards, "hdf5": hdf5}[mode](memwall, tmp)
     print("1 passed, 0 failed")
 
 

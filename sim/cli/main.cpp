@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   SweepOptions sweep_options;
   auto* sweep = app.add_subcommand("sweep", "run every point of a sweep file, each in its own process");
   sweep->add_option("file", sweep_options.file, "sweep file (base scenario + sweep: keys -> lists)")->required();
-  sweep->add_option("--out", sweep_options.out, "results file (.csv), written after every point")->required();
+  sweep->add_option("--out", sweep_options.out, "results file (.csv or .h5), rewritten after every point")->required();
   sweep->add_option("-j,--jobs", sweep_options.jobs, "points run in parallel")->check(CLI::PositiveNumber);
   sweep->add_flag("--resume", sweep_options.resume, "skip points already done in --out");
   sweep->add_option("--shard", sweep_options.shard, "run only the K-th of M slices of the points (K/M)");
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::string merge_out;
   std::vector<std::string> merge_inputs;
   auto* merge = app.add_subcommand("merge", "join sweep shard results into one file");
-  merge->add_option("--out", merge_out, "merged results file (.csv)")->required();
+  merge->add_option("--out", merge_out, "merged results file (.csv or .h5)")->required();
   merge->add_option("inputs", merge_inputs, "shard results files")->required();
 
   TopoOptions topo_options;

@@ -5,6 +5,7 @@
 #include "sim/scenario.hpp"
 #include "sim/sweep/process_pool.hpp"
 #include "sim/sweep/progress.hpp"
+#include "sim/sweep/results_hdf5.hpp"
 #include "sim/sweep/results_table.hpp"
 #include "sim/sweep/squeeze_report.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -79,8 +80,9 @@ int sweep_command(const SweepOptions& options) {
   try {
     spec = sweep::load_sweep(options.file);
     shard = parse_shard(options.shard);
-    if (options.out.size() < 5 || options.out.substr(options.out.size() - 4) != ".csv")
-      throw model::InputError(options.out, 0, "--out", "results go to a .csv file");
+    const bool csv = options.out.size() > 4 && options.out.substr(options.out.size() - 4) == ".csv";
+    if (!csv && !sweep::is_hdf5_path(options.out))
+      throw model::InputError(options.out, 0, "--out", "results go to a .csv or .h5 file");
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
@@ -88,7 +90,7 @@ int sweep_command(const SweepOptions& options) {
   ResultsTable results(result_columns(spec));
   if (options.resume && fs::exists(options.out)) {
     try {
-      ResultsTable previous = ResultsTable::read_csv(options.out);
+      ResultsTable previous = sweep::load_results(options.out);
       if (previous.columns() != results.columns())
         throw std::runtime_error(options.out + ": its columns differ from this sweep's; not resuming into it");
       results = previous;
@@ -128,7 +130,7 @@ int sweep_command(const SweepOptions& options) {
   }
   if (skipped)
     std::cerr << "memwall: resuming: " << skipped << " point(s) already done in " << options.out << "\n";
-  results.write_csv(options.out);
+  sweep::save_results(results, options.out);
   sweep::Progress progress(static_cast<long long>(jobs.size()), ::isatty(STDERR_FILENO) != 0);
   sweep::run_jobs(jobs, options.jobs, [&](const sweep::JobOutcome& o) {
     const sweep::SweepPoint& p = *todo[o.job];
@@ -148,7 +150,7 @@ int sweep_command(const SweepOptions& options) {
         error = "worker exited with code " + std::to_string(o.exit_code);
     }
     results.set_row(p.index, row_for(p, width, error, error.empty() ? &record : nullptr));
-    results.write_csv(options.out); // after every point, so an interrupted sweep can resume
+    sweep::save_results(results, options.out); // after every point, so an interrupted sweep can resume
     failed += error.empty() ? 0 : 1;
     progress.point_done(p.index, error.empty(), error);
   });
@@ -166,7 +168,7 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
   ResultsTable merged;
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      ResultsTable t = ResultsTable::read_csv(inputs[i]);
+      ResultsTable t = sweep::load_results(inputs[i]);
       if (i == 0)
         merged = ResultsTable(t.columns());
       else if (t.columns() != merged.columns())
@@ -179,7 +181,12 @@ int merge_command(const std::string& out, const std::vector<std::string>& inputs
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
   }
-  merged.write_csv(out);
+  try {
+    sweep::save_results(merged, out);
+  } catch (const std::exception& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitInternal;
+  }
   std::cerr << "memwall: merged " << merged.rows().size() << " point(s) from " << inputs.size() << " file(s) into "
             << out << "\n";
   return kExitOk;
