@@ -1,18 +1,36 @@
 #include "memory_footprint.hpp"
 
+#include <cstdio>
+
 namespace memwall::model {
 
 MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
-                                 const TrafficConstants& traffic) {
+                                 const TrafficConstants& traffic, const TrainingPlan& plan, long long gpus) {
   const double params = total_params(shape);
+  const double n = double(gpus);
+  constexpr double kWeights = 2, kGradients = 2;
+  const double optimizer = kAdamStateBytesPerParam - kWeights - kGradients; // fp32 master + m + v
   MemoryFootprint f;
-  f.weight_bytes = 2.0 * params;
-  f.adam_state_bytes = kAdamStateBytesPerParam * params;
-  f.activation_bytes = traffic.a_store_bytes_per_token_per_d * double(shape.hidden) * tokens_per_microbatch *
-                       double(shape.layers);
-  f.total_bytes = f.adam_state_bytes + f.activation_bytes;
+  const bool shard_optimizer = plan.sharding != Sharding::None;
+  f.weight_bytes = kWeights * params / (plan.sharding == Sharding::Zero3 ? n : 1.0);
+  f.gradient_bytes =
+      kGradients * params / (plan.sharding == Sharding::Zero2 || plan.sharding == Sharding::Zero3 ? n : 1.0);
+  f.optimizer_bytes = optimizer * params / (shard_optimizer ? n : 1.0);
+  const double per_token_layer = plan.activation_recompute ? 2.0 : traffic.a_store_bytes_per_token_per_d;
+  f.activation_bytes = per_token_layer * double(shape.hidden) * tokens_per_microbatch * double(shape.layers);
+  f.total_bytes = f.weight_bytes + f.gradient_bytes + f.optimizer_bytes + f.activation_bytes;
   f.capacity_bytes = gpu.hbm_capacity_bytes;
   return f;
+}
+
+std::string MemoryFootprint::describe() const {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%.1f GB per GPU (weights %.1f, gradients %.1f, optimizer state %.1f, activations %.1f GB) %s %.0f GB "
+                "of HBM",
+                total_bytes / 1e9, weight_bytes / 1e9, gradient_bytes / 1e9, optimizer_bytes / 1e9,
+                activation_bytes / 1e9, fits() ? "<=" : ">", capacity_bytes / 1e9);
+  return text;
 }
 
 } // namespace memwall::model

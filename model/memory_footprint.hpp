@@ -1,23 +1,31 @@
-// Per-GPU memory footprint of plain data parallelism: Adam mixed-precision state for every
-// parameter, plus the saved activations of one micro-batch in flight (34 d T L bytes).
+// Per-GPU memory footprint of a data-parallel job with mixed-precision Adam (16 B/param: bf16 weights 2,
+// bf16 gradients 2, fp32 master 4, m 4, v 4), by sharding mode, plus the saved activations of the
+// micro-batch in flight (a_store d T L bytes; 2 d T L, one bf16 input per layer, with recompute).
+//   none:  2P + 2P + 12P          zero1: 2P + 2P + 12P/N
+//   zero2: 2P + (2 + 12)P/N       zero3: 16P/N
 #pragma once
 
 #include "gpu_spec.hpp"
 #include "traffic.hpp"
+#include "training_plan.hpp"
 #include "transformer.hpp"
+
+#include <string>
 
 namespace memwall::model {
 
 struct MemoryFootprint {
-  double weight_bytes = 0;        // bf16 weights, 2 B/param (part of the Adam state)
-  double adam_state_bytes = 0;    // 16 B/param: weights, grads, fp32 master, m, v
-  double activation_bytes = 0;    // saved for backward, a_store d T L
+  double weight_bytes = 0;     // bf16 weights held by a GPU
+  double gradient_bytes = 0;   // bf16 gradients held by a GPU
+  double optimizer_bytes = 0;  // fp32 master, m, v held by a GPU
+  double activation_bytes = 0; // saved for backward
   double total_bytes = 0;
   double capacity_bytes = 0;
   bool fits() const { return total_bytes <= capacity_bytes; }
+  std::string describe() const; // "119.5 GB per GPU (weights 13.7, gradients 13.7, ...) > 80 GB HBM"
 };
 
 MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
-                                 const TrafficConstants& traffic);
+                                 const TrafficConstants& traffic, const TrainingPlan& plan = {}, long long gpus = 1);
 
 } // namespace memwall::model

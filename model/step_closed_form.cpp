@@ -28,6 +28,7 @@ StepMetrics step_closed_form(const StepPlan& plan) {
   const double opt_bytes = optimizer_bytes_per_gpu(m.params, plan.gpus, plan.traffic);
   m.t_optimizer_s = opt_bytes / g.hbm_bytes_per_s;
   m.t_allreduce_s = ring_allreduce_time_s(m.params, plan.gpus, plan.fabric_bytes_per_s, plan.traffic);
+  m.t_comm_total_s = m.t_allreduce_s; // nothing overlapped
   m.step_time_s = m.t_compute_s + m.t_optimizer_s + m.t_allreduce_s;
   m.flops = r.flops * layers * mb;
   m.hbm_bytes = (r.weight_bytes + r.activation_bytes) * layers * mb + opt_bytes;

@@ -10,7 +10,8 @@ struct StepMetrics {
   double tokens_per_gpu = 0;
   double step_time_s = 0;
   double t_compute_s = 0;    // forward + backward phases of all micro-batches
-  double t_allreduce_s = 0;
+  double t_allreduce_s = 0;  // exposed communication: what the collectives add to the step
+  double t_comm_total_s = 0; // all communication, hidden under compute or not
   double t_optimizer_s = 0;
   double flops = 0;          // layer FLOPs of the step
   double hbm_bytes = 0;      // weights + activations + optimizer

@@ -17,12 +17,9 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
   const size_t n = platform.gpus.size();
   const size_t rounds = schedule.rounds.size();
   rounds_.assign(n, std::vector<RankRound>(rounds));
-  inbox_.assign(n, std::vector<sg4::Mailbox*>(rounds));
   std::map<std::pair<long long, long long>, Send> route_cache;
   for (size_t k = 0; k < rounds; ++k) {
     const collectives::Round& round = schedule.rounds[k];
-    for (size_t r = 0; r < n; ++r)
-      inbox_[r][k] = sg4::Mailbox::by_name("ar-" + std::to_string(r) + "-" + std::to_string(k));
     for (const collectives::Flow& f : round.flows) {
       auto [it, fresh] = route_cache.try_emplace({f.src, f.dst});
       Send& route = it->second;
@@ -56,33 +53,48 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
   }
 }
 
-void CollectiveRunner::run(long long rank, long long step) const {
+namespace {
+
+sg4::Mailbox* inbox(long long rank, size_t round, long long step, long long sequence) {
+  // Step parity keeps a fast GPU's next-step messages apart from a slow one's current ones.
+  return sg4::Mailbox::by_name("ar-" + std::to_string(rank) + "-" + std::to_string(round) + "-" +
+                               std::to_string(step % 2) + "-" + std::to_string(sequence));
+}
+
+} // namespace
+
+void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale,
+                           long long sequence) const {
   const auto r = static_cast<size_t>(rank);
+  const size_t total_rounds = rounds_[r].size();
+  const size_t first = part == CollectivePart::AllGather ? total_rounds / 2 : 0;
+  const size_t last = part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
   const double t_start = sg4::Engine::get_clock();
   static int payload = 0; // the data itself is not simulated, only its size
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
-  for (size_t k = 0; k < rounds_[r].size(); ++k) {
+  for (size_t k = first; k < last; ++k) {
     const RankRound& round = rounds_[r][k];
     const double t_round = sg4::Engine::get_clock();
     std::vector<sg4::CommPtr> sends, receives;
     for (const Send& s : round.sends)
-      sends.push_back(inbox_[size_t(s.dst)][k]->put_async(&payload, static_cast<uint64_t>(s.bytes)));
+      sends.push_back(inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
     std::vector<int*> slots(size_t(round.receives), nullptr);
+    sg4::Mailbox* mine = inbox(rank, k, step, sequence);
     for (int i = 0; i < round.receives; ++i)
-      receives.push_back(inbox_[r][k]->get_async<int>(&slots[size_t(i)]));
+      receives.push_back(mine->get_async<int>(&slots[size_t(i)]));
     for (size_t i = 0; i < sends.size(); ++i) {
       sends[i]->wait();
       const Send& s = round.sends[i];
-      sent += s.bytes;
-      network_j += s.bytes * s.j_per_byte;
+      sent += s.bytes * scale;
+      network_j += s.bytes * scale * s.j_per_byte;
       if (recorder_.tracing())
-        recorder_.record_message({int32_t(rank), int32_t(s.dst), s.bytes, t_round, sg4::Engine::get_clock(), step},
-                                 s.links);
+        recorder_.record_message(
+            {int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sg4::Engine::get_clock(), step}, s.links);
     }
     for (auto& c : receives)
       c->wait();
-    received_bytes += round.receive_bytes;
+    received_bytes += round.receive_bytes * scale;
     activities += static_cast<long long>(sends.size() + receives.size());
     if (round.extra_latency_s > 0) {
       sg4::this_actor::sleep_for(round.extra_latency_s);

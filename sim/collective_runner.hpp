@@ -14,12 +14,19 @@
 
 namespace memwall::sim {
 
+// Which part of an all-reduce schedule to run: all of it, or its first half (the reduce-scatter
+// rounds) or second half (the all-gather rounds), as ZeRO-2/3 need.
+enum class CollectivePart { AllReduce, ReduceScatter, AllGather };
+
 class CollectiveRunner {
 public:
   CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder);
 
-  // Called by GPU `rank`'s actor; returns when this GPU holds the fully reduced gradient.
-  void run(long long rank, long long step) const;
+  // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
+  // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step
+  // take distinct `sequence` numbers, so that their messages never mix.
+  void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce, double scale = 1.0,
+           long long sequence = 0) const;
   const std::string& algorithm() const { return algorithm_; }
 
 private:
@@ -37,8 +44,7 @@ private:
     double extra_latency_s = 0;
   };
   std::string algorithm_;
-  std::vector<std::vector<RankRound>> rounds_;              // [rank][round]
-  std::vector<std::vector<simgrid::s4u::Mailbox*>> inbox_;  // [rank][round]
+  std::vector<std::vector<RankRound>> rounds_; // [rank][round]
   RunRecorder& recorder_;
 };
 

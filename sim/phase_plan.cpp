@@ -42,14 +42,20 @@ StepWork plan_step_work(const Scenario& s) {
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   StepWork w;
+  // Activation recompute runs each layer's forward again inside its backward.
+  const double bwd_share = s.training.activation_recompute ? bwd + fwd : bwd;
   w.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, layer.flops * fwd, layer.weight_bytes * fwd, balance);
-  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd, layer.weight_bytes * bwd, balance);
+  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd_share, layer.weight_bytes * bwd_share, balance);
   w.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, layer.activation_bytes * fwd, balance);
-  w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd, balance);
+  w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd_share, balance);
   const double params = model::total_params(s.shape);
-  w.optimizer = memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, s.gpus, s.traffic), balance);
+  // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
+  const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;
+  w.optimizer = memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
   w.gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * params;
+  w.layer_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * model::params_per_layer(s.shape.hidden);
+  w.embedding_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * model::embedding_params(s.shape);
   return w;
 }
 

@@ -2,7 +2,8 @@
 //
 // Each layer's FLOPs and HBM bytes (the seed's layer_step) are split 1/3 forward, 2/3 backward
 // (forward 24 d^2 of the 72 d^2 FLOPs per token; backward reads W again and writes the gradient),
-// so the four phases of a layer sum to exactly the seed's per-layer figures.
+// so the four phases of a layer sum to exactly the seed's per-layer figures. With activation
+// recompute, the backward phases also carry the forward's work again.
 #pragma once
 
 #include "scenario.hpp"
@@ -25,7 +26,9 @@ struct PhaseCost {
 struct StepWork {
   PhaseCost fwd_gemm, fwd_elementwise, bwd_gemm, bwd_elementwise; // one layer, one micro-batch
   PhaseCost optimizer;                                             // once per step, sharded over N
-  double gradient_bytes = 0;                                       // all-reduced per step (b_ar/2 x P)
+  double gradient_bytes = 0;            // all-reduced per step (b_ar/2 x P)
+  double layer_gradient_bytes = 0;      // one layer's share (b_ar/2 x 12 d^2)
+  double embedding_gradient_bytes = 0;  // the embeddings' share (b_ar/2 x 2 V d), ready last
 };
 
 StepWork plan_step_work(const Scenario& scenario);

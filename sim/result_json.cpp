@@ -16,6 +16,7 @@ constexpr MetricField kMetricFields[] = {
     {"t_compute_s", &model::StepMetrics::t_compute_s},
     {"t_allreduce_s", &model::StepMetrics::t_allreduce_s},
     {"t_optimizer_s", &model::StepMetrics::t_optimizer_s},
+    {"t_comm_total_s", &model::StepMetrics::t_comm_total_s},
     {"flops", &model::StepMetrics::flops},
     {"hbm_bytes", &model::StepMetrics::hbm_bytes},
     {"ms_per_token", &model::StepMetrics::ms_per_token},
@@ -45,6 +46,11 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["microbatches"] = s.microbatches;
   j["steps"] = s.steps;
   j["collective"] = r.collective;
+  j["sharding"] = model::sharding_name(s.training.sharding);
+  const model::MemoryFootprint footprint = scenario_footprint(s);
+  j["footprint_bytes"] = footprint.total_bytes;
+  j["hbm_capacity_bytes"] = footprint.capacity_bytes;
+  j["oom"] = !footprint.fits();
   for (const auto& f : kMetricFields)
     j[f.key] = r.metrics.*f.field;
   j["makespan_s"] = r.makespan_s;
@@ -56,7 +62,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
 
 const std::vector<std::string>& deterministic_record_keys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k{"gpus", "gpu_peak_flops_per_s", "microbatches", "steps"};
+    std::vector<std::string> k{"gpus", "gpu_peak_flops_per_s", "microbatches", "steps", "footprint_bytes"};
     for (const auto& f : kMetricFields)
       k.emplace_back(f.key);
     k.emplace_back("makespan_s");

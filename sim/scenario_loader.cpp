@@ -65,10 +65,44 @@ model::TrafficConstants parse_traffic(const InputNode& node) {
   return t;
 }
 
+model::TrainingPlan parse_training(const InputNode& node) {
+  node.check_keys({"sharding", "activation_recompute", "overlap", "bucket"});
+  model::TrainingPlan t;
+  if (auto c = node.optional_child("sharding"))
+    if (!model::parse_sharding(c->as_string(), &t.sharding))
+      c->fail("expected none, zero1, zero2 or zero3, got '" + c->as_string() + "'");
+  if (auto c = node.optional_child("activation_recompute"))
+    t.activation_recompute = c->as_bool();
+  if (auto c = node.optional_child("overlap")) {
+    const std::string overlap = c->as_string();
+    if (overlap != "none" && overlap != "bucketed")
+      c->fail("expected none or bucketed, got '" + overlap + "'");
+    t.overlap_bucketed = overlap == "bucketed";
+  }
+  if (auto c = node.optional_child("bucket"))
+    t.bucket_bytes = c->as_positive_quantity(Dimension::Bytes);
+  if (t.overlap_bucketed && (t.sharding == model::Sharding::Zero2 || t.sharding == model::Sharding::Zero3))
+    node.fail("bucketed overlap is modelled for all-reduce (sharding none or zero1), not zero2 / zero3");
+  return t;
+}
+
 } // namespace
 
+model::MemoryFootprint scenario_footprint(const Scenario& s) {
+  return model::memory_footprint(s.shape, s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus);
+}
+
+void check_memory(const Scenario& s, bool allow_oom) {
+  const model::MemoryFootprint f = scenario_footprint(s);
+  if (!f.fits() && !allow_oom && !s.allow_oom)
+    throw model::InputError(s.file, s.line, "",
+                            "the plan does not fit in memory: " + f.describe() + " on " + s.gpu.name +
+                                " (sharding " + model::sharding_name(s.training.sharding) +
+                                "); set allow_oom: true or pass --allow-oom to run it anyway");
+}
+
 Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog) {
-  root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps"});
+  root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "allow_oom"});
   Scenario s;
   s.file = root.file();
   s.name = root.has("name") ? root.child("name").as_string()
@@ -108,6 +142,11 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
     s.traffic = parse_traffic(*c);
   if (auto c = root.optional_child("steps"))
     s.steps = c->as_positive_integer();
+  if (auto c = root.optional_child("training"))
+    s.training = parse_training(*c);
+  if (auto c = root.optional_child("allow_oom"))
+    s.allow_oom = c->as_bool();
+  s.line = root.line();
   return s;
 }
 

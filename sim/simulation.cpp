@@ -33,8 +33,10 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   model::StepMetrics m;
   const double gpus = double(totals.size());
   const double steps = double(s.steps);
+  double busiest_comm_s = 0;
   for (const GpuTotals& t : totals) {
     using K = PhaseKind;
+    busiest_comm_s = std::max(busiest_comm_s, t.phase_time_s[static_cast<size_t>(K::AllReduce)]);
     auto time = [&](K k) { return t.phase_time_s[static_cast<size_t>(k)]; };
     m.t_compute_s += time(K::FwdGemm) + time(K::FwdElementwise) + time(K::BwdGemm) + time(K::BwdElementwise);
     m.t_allreduce_s += time(K::AllReduce);
@@ -55,6 +57,9 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   // aggregated rounds, GPUs behind fast links finish their share early; the step's end is the truth.
   if (s.gpus > 1)
     m.t_allreduce_s = m.step_time_s - m.t_compute_s - m.t_optimizer_s;
+  // All communication: with overlap, the busiest GPU's collectives (partly hidden under compute);
+  // without, all of it is exposed.
+  m.t_comm_total_s = s.training.overlap_bucketed ? busiest_comm_s / steps : m.t_allreduce_s;
   // Static power burns for the whole run on every GPU, waiting included.
   m.e_static_j = s.gpu.p_static_w * m.step_time_s;
   model::finish_ratios(m, s.gpu.peak_flops_per_s);
@@ -89,9 +94,14 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
   const CollectiveRunner allreduce(choice.schedule, platform, recorder);
-  for (long long rank = 0; rank < s.gpus; ++rank)
-    sg4::Actor::create(platform.gpus[static_cast<size_t>(rank)]->get_name(), platform.gpus[static_cast<size_t>(rank)],
-                       GpuActor(rank, s, work, allreduce, recorder));
+  std::vector<BucketQueue> buckets(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
+  for (long long rank = 0; rank < s.gpus; ++rank) {
+    sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];
+    BucketQueue* queue = buckets.empty() ? nullptr : &buckets[static_cast<size_t>(rank)];
+    sg4::Actor::create(host->get_name(), host, GpuActor(rank, s, work, allreduce, recorder, queue));
+    if (queue)
+      sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, allreduce, *queue));
+  }
   engine.run();
 
   RunResult result;

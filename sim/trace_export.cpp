@@ -72,13 +72,17 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
                          {"scenario_yaml", s.yaml_text},
                          {"gpu", s.gpu.name},
                          {"fabric", topologies::describe_fabric(s.fabric)},
-                         {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)}};
+                         {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)},
+                         {"oom", scenario_footprint(s).fits() ? "false" : "true"},
+                         {"memory", scenario_footprint(s).describe()}};
     const nlohmann::json record = result_to_json(s, r);
     for (const auto& [key, value] : record.items()) {
       if (value.is_number())
         c.summary_numbers[key] = value.get<double>();
       else if (value.is_string())
         c.summary_texts[key] = value.get<std::string>();
+      else if (value.is_boolean())
+        c.summary_texts[key] = value.get<bool>() ? "true" : "false";
     }
     c.phases = &trace.phases();
     c.comms = &trace.comms();

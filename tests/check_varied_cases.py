@@ -24,7 +24,7 @@ def scenario_yaml(row):
             f"model: {{hidden: {row['hidden']}, layers: {row['layers']}, seq_len: {row['seq_len']}, "
             f"vocab: {row['vocab']}}}\n"
             f"batch: {{tokens_per_microbatch: {row['tokens_per_microbatch']}, microbatches: {row['microbatches']}}}\n"
-            f"cluster:\n  gpus: {row['gpus']}\n" + fabric)
+            f"cluster:\n  gpus: {row['gpus']}\n" + fabric + "allow_oom: true\n")
 
 
 def main():

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string trace_level = "layer";
   std::string timeline_path;
   long long timeline_gpus = 64;
+  bool allow_oom = false;
 };
 
 struct SweepOptions {

@@ -2,6 +2,7 @@
 
 #include "model/input_error.hpp"
 #include "model/seed_table_layout.hpp"
+#include "model/seed_tables.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/result_json.hpp"
 
@@ -17,14 +18,26 @@ std::string default_scenario_path() { return std::string(MEMWALL_SOURCE_DIR) + "
 
 namespace {
 
-// Loads every scenario first, so that bad input stops the run before anything is simulated.
-std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths) {
+// Loads every scenario first, so that bad input (or a plan that does not fit in memory) stops the
+// run before anything is simulated.
+std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool allow_oom) {
   const auto& catalog = model::GpuCatalog::builtin();
   std::vector<sim::Scenario> scenarios;
   for (const auto& path : paths)
-    for (const auto& file : sim::scenario_files(path))
+    for (const auto& file : sim::scenario_files(path)) {
       scenarios.push_back(sim::load_scenario(file, catalog));
+      sim::check_memory(scenarios.back(), allow_oom);
+    }
   return scenarios;
+}
+
+// The table row, flagged when the plan does not fit in HBM.
+std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
+  std::string row = model::table5_row(s.name, sim::metrics_from_json(record));
+  if (record.value("oom", false))
+    row += model::format("  [OOM %.1f GB > %.0f GB]", record["footprint_bytes"].get<double>() / 1e9,
+                         record["hbm_capacity_bytes"].get<double>() / 1e9);
+  return row;
 }
 
 } // namespace
@@ -32,7 +45,8 @@ std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths) {
 int run_command(const RunOptions& options) {
   std::vector<sim::Scenario> scenarios;
   try {
-    scenarios = load_all(options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths);
+    scenarios = load_all(options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths,
+                         options.allow_oom);
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
@@ -60,7 +74,7 @@ int run_command(const RunOptions& options) {
       if (options.json)
         std::cout << record.dump() << "\n";
       else
-        std::cout << model::table5_row(s.name, sim::metrics_from_json(record)) << "\n";
+        std::cout << table_row(s, record) << "\n";
       std::cout.flush();
     } catch (const std::exception& e) {
       std::cerr << "memwall: error: " << e.what() << "\n";
@@ -72,7 +86,7 @@ int run_command(const RunOptions& options) {
 
 int validate_command(const std::vector<std::string>& paths) {
   try {
-    for (const auto& s : load_all(paths))
+    for (const auto& s : load_all(paths, false))
       std::cout << s.file << ": ok (" << s.name << ", " << s.gpus << " x " << s.gpu.name << ")\n";
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";

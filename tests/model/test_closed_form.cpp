@@ -65,14 +65,31 @@ TEST_CASE("batch squeeze: T_fixed and B_opt by hand (seed Table 6, IB N = 64)") 
   CHECK(std::round(s.tokens_per_gpu_opt) == 11321.0);
 }
 
-TEST_CASE("memory footprint of the 7B model (seed Table 5 header)") {
+TEST_CASE("memory footprint of the 7B model on one GPU (seed Table 5 header)") {
   const auto& g = gpu("A100-80GB");
   const model::MemoryFootprint f = model::memory_footprint(k7B, 2048, g, {});
   CHECK(f.activation_bytes == 34.0 * 4096 * 2048 * 32); // 9.1 GB
-  CHECK(f.adam_state_bytes == 16.0 * 6852050944.0);     // 110 GB
-  CHECK(f.total_bytes == f.activation_bytes + f.adam_state_bytes);
+  CHECK(f.weight_bytes + f.gradient_bytes + f.optimizer_bytes == rel(16.0 * 6852050944.0)); // 110 GB
+  CHECK(f.total_bytes == rel(f.activation_bytes + 16.0 * 6852050944.0));
   CHECK(f.capacity_bytes == 80e9);
   CHECK_FALSE(f.fits()); // 119 GB on an 80 GB A100
   const model::TransformerShape small{2048, 24, 2048, 50000};
   CHECK(model::memory_footprint(small, 2048, g, {}).fits());
+}
+
+TEST_CASE("memory footprint by ZeRO stage, by hand") {
+  const auto& g = gpu("A100-80GB");
+  const double p = 6852050944.0, n = 64, act = 34.0 * 4096 * 2048 * 32;
+  auto total = [&](model::Sharding s) {
+    model::TrainingPlan plan;
+    plan.sharding = s;
+    return model::memory_footprint(k7B, 2048, g, {}, plan, 64).total_bytes;
+  };
+  CHECK(total(model::Sharding::None) == rel(16 * p + act));
+  CHECK(total(model::Sharding::Zero1) == rel(4 * p + 12 * p / n + act));
+  CHECK(total(model::Sharding::Zero2) == rel(2 * p + 14 * p / n + act));
+  CHECK(total(model::Sharding::Zero3) == rel(16 * p / n + act));
+  model::TrainingPlan recompute;
+  recompute.activation_recompute = true;
+  CHECK(model::memory_footprint(k7B, 2048, g, {}, recompute, 64).activation_bytes == 2.0 * 4096 * 2048 * 32);
 }

@@ -1,0 +1,21 @@
+// How the data-parallel job trains: optimizer-state sharding (ZeRO stages), activation recompute,
+// communication overlap. The defaults are the seed's model: the optimizer state is sharded over the
+// N GPUs (ZeRO-1: the optimizer touches b_opt P / N bytes per GPU), nothing recomputed or overlapped.
+#pragma once
+
+#include <string>
+
+namespace memwall::model {
+
+enum class Sharding { None, Zero1, Zero2, Zero3 };
+const char* sharding_name(Sharding s);
+bool parse_sharding(const std::string& text, Sharding* out); // none | zero1 | zero2 | zero3
+
+struct TrainingPlan {
+  Sharding sharding = Sharding::Zero1;
+  bool activation_recompute = false; // keep only each layer's input, recompute the forward in backward
+  bool overlap_bucketed = false;     // PyTorch DDP: all-reduce gradient buckets during the last backward
+  double bucket_bytes = 25e6;
+};
+
+} // namespace memwall::model
