@@ -24,12 +24,12 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
     if (!bucketed)
       continue;
     pending += work_.layer_gradient_bytes;
-    if (pending >= scenario_.training.bucket_bytes) {
+    if (pending >= scenario_.training.bucket_bytes && layer > 0) { // the first layer's goes in the last bucket
       buckets_->push(pending / work_.gradient_bytes);
       pending = 0;
     }
   }
-  if (bucketed) { // the rest, with the embeddings' gradients, in a last bucket
+  if (bucketed) { // the rest, with the embeddings' gradients (ready last), in the last bucket
     buckets_->push((pending + work_.embedding_gradient_bytes) / work_.gradient_bytes);
     buckets_->push(-1.0);
   }

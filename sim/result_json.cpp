@@ -53,6 +53,10 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["oom"] = !footprint.fits();
   for (const auto& f : kMetricFields)
     j[f.key] = r.metrics.*f.field;
+  double sent = 0;
+  for (const auto& g : r.per_gpu)
+    sent += g.bytes_sent;
+  j["bytes_sent_per_gpu"] = r.per_gpu.empty() ? 0.0 : sent / double(r.per_gpu.size()) / double(s.steps);
   j["makespan_s"] = r.makespan_s;
   j["sim_wall_s"] = r.sim_wall_s;
   j["activities"] = r.activities;
@@ -65,6 +69,7 @@ const std::vector<std::string>& deterministic_record_keys() {
     std::vector<std::string> k{"gpus", "gpu_peak_flops_per_s", "microbatches", "steps", "footprint_bytes"};
     for (const auto& f : kMetricFields)
       k.emplace_back(f.key);
+    k.emplace_back("bytes_sent_per_gpu");
     k.emplace_back("makespan_s");
     k.emplace_back("activities");
     return k;
