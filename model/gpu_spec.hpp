@@ -19,6 +19,8 @@ struct GpuSpec {
   double tdp_w = 0;
   double nvlink_bytes_per_s = 0;     // per direction
   double ib_bytes_per_s = 0;         // one NIC, per direction
+  double gemm_efficiency = 1;        // achieved fraction of peak on GEMMs (1: the seed's ideal)
+  double hbm_efficiency = 1;         // achieved fraction of HBM bandwidth (1: the seed's ideal)
   std::string source;                // where the figures come from
 };
 

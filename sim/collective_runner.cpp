@@ -12,7 +12,7 @@ namespace memwall::sim {
 namespace sg4 = simgrid::s4u;
 
 CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform,
-                                   RunRecorder& recorder)
+                                   RunRecorder& recorder, double message_latency_s)
     : algorithm_(schedule.algorithm), recorder_(recorder) {
   const size_t n = platform.gpus.size();
   const size_t rounds = schedule.rounds.size();
@@ -46,7 +46,11 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
       send.bytes = f.bytes;
       RankRound& mine = rounds_[size_t(f.src)][k];
       mine.sends.push_back(send);
-      mine.extra_latency_s = std::max(mine.extra_latency_s, round.extra_latency_steps * send.latency_s);
+      // The aggregated message pays its route latency once; the round's other steps pay it again,
+      // and every step pays the software message latency.
+      mine.extra_latency_s =
+          std::max(mine.extra_latency_s, round.extra_latency_steps * send.latency_s +
+                                             (1.0 + round.extra_latency_steps) * message_latency_s);
       rounds_[size_t(f.dst)][k].receives += 1;
       rounds_[size_t(f.dst)][k].receive_bytes += f.bytes;
     }

@@ -20,7 +20,9 @@ enum class CollectivePart { AllReduce, ReduceScatter, AllGather };
 
 class CollectiveRunner {
 public:
-  CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder);
+  // `message_latency_s`: software latency of every message of every algorithm step.
+  CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder,
+                   double message_latency_s = 0);
 
   // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
   // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step

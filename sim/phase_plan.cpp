@@ -27,18 +27,27 @@ const char* phase_name(PhaseKind kind) {
 
 namespace {
 
-PhaseCost gemm_phase(PhaseKind kind, double flops, double bytes, double balance) {
-  return {kind, flops, bytes, std::max(flops, bytes * balance)};
+// Achieved efficiencies stretch the work: FLOPs at gemm_efficiency x peak, bytes at hbm_efficiency x bandwidth.
+struct Roofline {
+  double balance;         // FLOP per HBM byte at peak
+  double gemm_efficiency; // (0, 1]
+  double hbm_efficiency;  // (0, 1]
+};
+
+PhaseCost gemm_phase(PhaseKind kind, double flops, double bytes, const Roofline& r) {
+  return {kind, flops, bytes, std::max(flops / r.gemm_efficiency, bytes * r.balance / r.hbm_efficiency)};
 }
 
-PhaseCost memory_phase(PhaseKind kind, double bytes, double balance) { return {kind, 0.0, bytes, bytes * balance}; }
+PhaseCost memory_phase(PhaseKind kind, double bytes, const Roofline& r) {
+  return {kind, 0.0, bytes, bytes * r.balance / r.hbm_efficiency};
+}
 
 } // namespace
 
 StepWork plan_step_work(const Scenario& s) {
   const model::LayerCost layer =
       model::layer_step(s.shape.hidden, s.tokens_per_microbatch, s.gpu, s.traffic, s.shape.seq_len);
-  const double balance = model::machine_balance_flops_per_byte(s.gpu);
+  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), s.gpu.gemm_efficiency, s.gpu.hbm_efficiency};
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   StepWork w;

@@ -29,13 +29,14 @@ bool is_star(const FabricGraph& graph) {
   return true;
 }
 
-Platform build_routed_platform(const FabricGraph& graph, double gpu_flops_per_s,
+Platform build_routed_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs) {
   Platform platform;
   auto* zone = sg4::create_full_zone("fabric");
   const auto gpus = topologies::gpu_vertices(graph);
   for (auto v : gpus)
-    platform.gpus.push_back(zone->create_host(graph[v].name, gpu_flops_per_s)->seal());
+    platform.gpus.push_back(
+        zone->create_host(graph[v].name, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal());
   std::vector<sg4::Link*> links(boost::num_edges(graph));
   for (auto [e, end] = boost::edges(graph); e != end; ++e) {
     const topologies::FabricLink& spec = graph[*e];
@@ -65,7 +66,7 @@ Platform build_routed_platform(const FabricGraph& graph, double gpu_flops_per_s,
 
 } // namespace
 
-Platform build_platform(const FabricGraph& graph, double gpu_flops_per_s,
+Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs) {
   if (!is_star(graph))
     return build_routed_platform(graph, gpu_flops_per_s, pairs);
@@ -73,7 +74,8 @@ Platform build_platform(const FabricGraph& graph, double gpu_flops_per_s,
   const auto gpus = topologies::gpu_vertices(graph);
   auto* zone = sg4::create_star_zone("fabric");
   for (auto v : gpus) {
-    sg4::Host* host = zone->create_host(graph[v].name, gpu_flops_per_s)->seal();
+    sg4::Host* host =
+        zone->create_host(graph[v].name, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal();
     const auto edge = *boost::out_edges(v, graph).first;
     const topologies::FabricLink& spec = graph[edge];
     sg4::Link* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();

@@ -22,7 +22,8 @@ struct Platform {
 // `pairs`: the (src, dst) ranks that will communicate. A star becomes SimGrid's star zone (every
 // route implicit); any other graph a full zone holding static routes for exactly these pairs
 // (topologies::RouteFinder: shortest, balanced over equal-cost paths), so large fabrics stay cheap.
-Platform build_platform(const topologies::FabricGraph& graph, double gpu_flops_per_s,
+// `gpu_flops_per_s`: each GPU's host speed, by rank (peak x its straggler factor).
+Platform build_platform(const topologies::FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs);
 
 } // namespace memwall::sim

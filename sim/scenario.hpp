@@ -9,6 +9,7 @@
 #include "model/transformer.hpp"
 #include "topologies/fabric_spec.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,12 +30,21 @@ struct Scenario {
   std::string collective = "ring";      // ring | hierarchical | tree | halving-doubling | auto
   std::string ring_order = "topology";  // topology | rank
   model::TrainingPlan training;
+  // Stragglers: per-GPU speed factors (1 = nominal), listed or drawn from a seeded distribution.
+  std::map<long long, double> gpu_speed;   // explicit, by rank
+  std::string speed_distribution;           // "" | normal | uniform
+  double speed_mean = 1, speed_spread = 0;  // normal: mean, stddev; uniform: centre, half-width
+  unsigned long long speed_seed = 0;
   bool allow_oom = false;               // run even when the footprint exceeds HBM (flagged)
   int line = 0;                         // of the scenario's root, for messages
 };
 
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog);
 Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog);
+
+// Each GPU's speed factor, by rank: explicit entries over the distribution over 1. Deterministic for
+// a given seed. Factors are clamped to [0.05, 2].
+std::vector<double> gpu_speed_factors(const Scenario& scenario);
 
 model::MemoryFootprint scenario_footprint(const Scenario& scenario);
 // Throws InputError with the footprint's numbers when it exceeds HBM and nothing allows it.

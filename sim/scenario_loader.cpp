@@ -5,6 +5,7 @@
 #include "topologies/fabric_loader.hpp"
 
 #include <algorithm>
+#include <random>
 #include <filesystem>
 
 namespace memwall::sim {
@@ -88,6 +89,22 @@ model::TrainingPlan parse_training(const InputNode& node) {
 
 } // namespace
 
+std::vector<double> gpu_speed_factors(const Scenario& s) {
+  std::vector<double> factors(static_cast<size_t>(s.gpus), 1.0);
+  if (!s.speed_distribution.empty()) {
+    std::mt19937_64 random(s.speed_seed);
+    std::normal_distribution<double> normal(s.speed_mean, s.speed_spread);
+    std::uniform_real_distribution<double> uniform(s.speed_mean - s.speed_spread, s.speed_mean + s.speed_spread);
+    for (double& f : factors)
+      f = s.speed_distribution == "normal" ? normal(random) : uniform(random);
+  }
+  for (const auto& [rank, speed] : s.gpu_speed)
+    factors[static_cast<size_t>(rank)] = speed;
+  for (double& f : factors)
+    f = std::clamp(f, 0.05, 2.0);
+  return factors;
+}
+
 model::MemoryFootprint scenario_footprint(const Scenario& s) {
   return model::memory_footprint(s.shape, s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus);
 }
@@ -115,7 +132,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   if (auto c = batch.optional_child("microbatches"))
     s.microbatches = c->as_positive_integer();
   const InputNode cluster = root.child("cluster");
-  cluster.check_keys({"gpus", "fabric", "collective", "ring_order"});
+  cluster.check_keys({"gpus", "fabric", "collective", "ring_order", "stragglers", "speed_distribution"});
   s.gpus = cluster.child("gpus").as_positive_integer();
   if (auto c = cluster.optional_child("collective")) {
     s.collective = c->as_string();
@@ -124,6 +141,28 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
       c->fail("unknown collective '" + s.collective + "' (known: " + collectives::kCollectiveNames + ")");
     if (s.collective == "halving-doubling" && !collectives::is_power_of_two(s.gpus))
       c->fail("halving-doubling needs a power-of-two GPU count, the cluster has " + std::to_string(s.gpus));
+  }
+  if (auto c = cluster.optional_child("stragglers"))
+    for (const auto& item : c->elements()) {
+      item.check_keys({"gpu", "speed"});
+      const InputNode gpu = item.child("gpu");
+      const long long rank = gpu.as_non_negative_integer();
+      if (rank >= s.gpus)
+        gpu.fail("GPU " + std::to_string(rank) + " does not exist (the cluster has " + std::to_string(s.gpus) + ")");
+      const double speed = item.child("speed").as_positive_number();
+      if (!s.gpu_speed.emplace(rank, speed).second)
+        gpu.fail("GPU " + std::to_string(rank) + " is listed twice");
+    }
+  if (auto c = cluster.optional_child("speed_distribution")) {
+    c->check_keys({"kind", "mean", "stddev", "half_width", "seed"});
+    s.speed_distribution = c->child("kind").as_string();
+    if (s.speed_distribution != "normal" && s.speed_distribution != "uniform")
+      c->child("kind").fail("expected normal or uniform, got '" + s.speed_distribution + "'");
+    if (auto m = c->optional_child("mean"))
+      s.speed_mean = m->as_positive_number();
+    const char* spread = s.speed_distribution == "normal" ? "stddev" : "half_width";
+    s.speed_spread = c->child(spread).as_non_negative_number();
+    s.speed_seed = static_cast<unsigned long long>(c->child("seed").as_non_negative_integer());
   }
   if (auto c = cluster.optional_child("ring_order")) {
     s.ring_order = c->as_string();

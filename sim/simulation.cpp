@@ -88,12 +88,15 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   for (const auto& round : choice.schedule.rounds)
     for (const auto& f : round.flows)
       pairs.emplace_back(f.src, f.dst);
-  const Platform platform = build_platform(graph, s.gpu.peak_flops_per_s, pairs);
+  std::vector<double> speeds = gpu_speed_factors(s);
+  for (double& speed : speeds)
+    speed *= s.gpu.peak_flops_per_s;
+  const Platform platform = build_platform(graph, speeds, pairs);
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
-  const CollectiveRunner allreduce(choice.schedule, platform, recorder);
+  const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s);
   std::vector<BucketQueue> buckets(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
   for (long long rank = 0; rank < s.gpus; ++rank) {
     sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];

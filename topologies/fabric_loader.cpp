@@ -35,7 +35,7 @@ LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwid
 }
 
 void parse_star(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "bandwidth", "latency", "pj_per_bit", "gpu_links"});
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "bandwidth", "latency", "pj_per_bit", "gpu_links"});
   spec.link_bytes_per_s = node.child("bandwidth").as_positive_quantity(Dimension::Bandwidth);
   if (auto c = node.optional_child("latency"))
     spec.link_latency_s = c->as_non_negative_quantity(Dimension::Time);
@@ -58,7 +58,7 @@ void parse_star(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_cluster(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "gpus_per_node", "nvlink", "nic", "nics", "uplink",
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "gpus_per_node", "nvlink", "nic", "nics", "uplink",
                    "leaf_ports", "oversubscription", "rail_optimized", "placement"});
   ClusterParams& c = spec.cluster;
   c.gpus_per_node = node.child("gpus_per_node").as_positive_integer();
@@ -90,7 +90,7 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_torus(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "dims", "bandwidth", "latency", "pj_per_bit"});
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "dims", "bandwidth", "latency", "pj_per_bit"});
   const InputNode dims = node.child("dims");
   for (const auto& d : dims.elements())
     spec.torus.dims.push_back(d.as_positive_integer());
@@ -104,7 +104,7 @@ void parse_torus(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_graph(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "nodes", "links"});
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "nodes", "links"});
   for (const auto& n : node.child("nodes").elements()) {
     n.check_keys({"name", "kind"});
     GraphNode g{n.child("name").as_string(), n.child("kind").as_string()};
@@ -188,6 +188,13 @@ FabricSpec parse_fabric(const InputNode& node) {
     parse_graph(node, spec);
   else
     kind.fail("unknown fabric kind '" + spec.kind + "' (known: star, nvlink-node, cluster, torus, graph)");
+  if (auto e = node.optional_child("efficiency")) {
+    spec.efficiency = e->as_positive_number();
+    if (spec.efficiency > 1)
+      e->fail("an efficiency is a fraction in (0, 1]");
+  }
+  if (auto m = node.optional_child("message_latency"))
+    spec.message_latency_s = m->as_non_negative_quantity(Dimension::Time);
   return spec;
 }
 
@@ -238,6 +245,8 @@ std::string describe_fabric(const FabricSpec& spec) {
   } else {
     out << ", nodes: " << spec.graph.nodes.size() << ", links: " << spec.graph.links.size();
   }
+  if (spec.efficiency != 1 || spec.message_latency_s != 0)
+    out << ", efficiency: " << spec.efficiency << ", message_latency: " << spec.message_latency_s;
   out << "}";
   return out.str();
 }
@@ -258,6 +267,8 @@ FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus) {
       graph = build_explicit_graph(spec, gpus);
     else
       graph = build_star_graph(spec, gpus);
+    for (auto [e, end] = boost::edges(graph); e != end; ++e)
+      graph[*e].bytes_per_s *= spec.efficiency;
     validate_fabric_graph(graph);
     return graph;
   } catch (const std::invalid_argument& e) {

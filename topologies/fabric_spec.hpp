@@ -71,6 +71,8 @@ struct FabricSpec {
   ClusterParams cluster;
   TorusParams torus;
   GraphParams graph;
+  double efficiency = 1;       // achieved fraction of every link's bandwidth (bus bandwidth / line rate)
+  double message_latency_s = 0; // software latency per message (per algorithm step), on top of links'
   std::string name;   // for fabric files
   std::string source; // where the figures come from
   std::string file;   // where it was described, for messages

@@ -2,6 +2,9 @@
 // expectation is derived here from the algorithm (D = bf16 gradient bytes = 2P, ring on a star of
 // N GPUs: 2 (N-1)/N x bytes / B per all-reduce, (N-1)/N x bytes / B per reduce-scatter or all-gather).
 #include "model/layer_cost.hpp"
+#include "sim/scenario.hpp"
+
+#include <algorithm>
 #include "sim/isolated_run.hpp"
 #include "test_support.hpp"
 
@@ -94,4 +97,49 @@ TEST_CASE("activation recompute: the backward runs the forward again") {
   CHECK(r["t_compute_s"].get<double>() == rel(4.0 / 3.0 * base, 1e-6));
   CHECK(r["footprint_bytes"].get<double>() <
         sim::run_isolated(plan(model::Sharding::Zero1))["footprint_bytes"].get<double>());
+}
+
+TEST_CASE("one GPU at half speed: a synchronous step waits for its compute and optimizer") {
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  const auto base = sim::run_isolated(s);
+  s.gpu_speed[2] = 0.5;
+  const auto slow = sim::run_isolated(s);
+  // The slow GPU takes twice as long to compute and to update; the ring cannot finish before it joins,
+  // then proceeds at link speed: the step grows by one compute time plus one optimizer time.
+  const double extra = kLayers * t_layer(s) + t_optimizer(s, kN);
+  CHECK(slow["step_time_s"].get<double>() - base["step_time_s"].get<double>() == rel(extra, 0.01));
+}
+
+TEST_CASE("stragglers from a seeded distribution are deterministic") {
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  s.speed_distribution = "normal";
+  s.speed_mean = 1.0;
+  s.speed_spread = 0.1;
+  s.speed_seed = 42;
+  const auto a = sim::run_isolated(s), b = sim::run_isolated(s);
+  CHECK(a["step_time_s"].get<double>() == b["step_time_s"].get<double>()); // bit-identical
+  CHECK(a["energy_j"].get<double>() == b["energy_j"].get<double>());
+  const auto factors = sim::gpu_speed_factors(s);
+  const double slowest = *std::min_element(factors.begin(), factors.end());
+  // The step is paced by the slowest GPU's compute and optimizer.
+  CHECK(a["step_time_s"].get<double>() ==
+        rel((kLayers * t_layer(s) + t_optimizer(s, kN)) / slowest + ring_allreduce_s(2.0 * params(s)), 0.01));
+  s.speed_seed = 43;
+  CHECK(sim::gpu_speed_factors(s) != factors);
+}
+
+TEST_CASE("achieved efficiencies: GEMMs at half peak, links at 80%, per-message latency") {
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  const model::LayerCost c = model::layer_step(kHidden, s.tokens_per_microbatch, s.gpu, {}, s.shape.seq_len);
+  REQUIRE(c.flops / s.gpu.peak_flops_per_s > c.weight_bytes / s.gpu.hbm_bytes_per_s); // compute-bound
+  const auto base = sim::run_isolated(s);
+  s.gpu.gemm_efficiency = 0.5;
+  s.fabric.efficiency = 0.8;
+  s.fabric.message_latency_s = 10e-6;
+  const auto r = sim::run_isolated(s);
+  const double gemm = c.flops / s.gpu.peak_flops_per_s;
+  CHECK(r["t_compute_s"].get<double>() - base["t_compute_s"].get<double>() == rel(kLayers * gemm, 1e-6));
+  // Ring: 2 (N-1) steps, each paying the software latency.
+  CHECK(r["t_allreduce_s"].get<double>() ==
+        rel(ring_allreduce_s(2.0 * params(s)) / 0.8 + 2.0 * (kN - 1) * 10e-6, 0.01));
 }
