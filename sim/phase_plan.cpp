@@ -7,24 +7,6 @@
 
 namespace memwall::sim {
 
-const char* phase_name(PhaseKind kind) {
-  switch (kind) {
-  case PhaseKind::FwdGemm:
-    return "fwd_gemm";
-  case PhaseKind::FwdElementwise:
-    return "fwd_elementwise";
-  case PhaseKind::BwdGemm:
-    return "bwd_gemm";
-  case PhaseKind::BwdElementwise:
-    return "bwd_elementwise";
-  case PhaseKind::AllReduce:
-    return "allreduce";
-  case PhaseKind::Optimizer:
-    return "optimizer";
-  }
-  return "?";
-}
-
 namespace {
 
 // Achieved efficiencies stretch the work: FLOPs at gemm_efficiency x peak, bytes at hbm_efficiency x bandwidth.

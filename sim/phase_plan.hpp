@@ -12,7 +12,6 @@ namespace memwall::sim {
 
 enum class PhaseKind { FwdGemm, FwdElementwise, BwdGemm, BwdElementwise, AllReduce, Optimizer };
 inline constexpr int kPhaseKinds = 6;
-const char* phase_name(PhaseKind kind);
 
 struct PhaseCost {
   PhaseKind kind = PhaseKind::FwdGemm;

@@ -4,22 +4,12 @@ namespace memwall::sim {
 
 namespace {
 
+// The simulator's phase kinds are the first trace phases, in the same order.
 trace::TracePhase trace_phase(PhaseKind kind) {
-  switch (kind) {
-  case PhaseKind::FwdGemm:
-    return trace::TracePhase::FwdGemm;
-  case PhaseKind::FwdElementwise:
-    return trace::TracePhase::FwdElementwise;
-  case PhaseKind::BwdGemm:
-    return trace::TracePhase::BwdGemm;
-  case PhaseKind::BwdElementwise:
-    return trace::TracePhase::BwdElementwise;
-  case PhaseKind::AllReduce:
-    return trace::TracePhase::AllReduce;
-  case PhaseKind::Optimizer:
-    return trace::TracePhase::Optimizer;
-  }
-  return trace::TracePhase::Wait;
+  static_assert(static_cast<int>(PhaseKind::FwdGemm) == static_cast<int>(trace::TracePhase::FwdGemm));
+  static_assert(static_cast<int>(PhaseKind::Optimizer) == static_cast<int>(trace::TracePhase::Optimizer));
+  static_assert(kPhaseKinds == static_cast<int>(trace::TracePhase::Optimizer) + 1);
+  return static_cast<trace::TracePhase>(kind);
 }
 
 } // namespace
