@@ -1,5 +1,7 @@
 #include "collective_runner.hpp"
 
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -12,8 +14,8 @@ namespace memwall::sim {
 namespace sg4 = simgrid::s4u;
 
 CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform,
-                                   RunRecorder& recorder, double message_latency_s)
-    : algorithm_(schedule.algorithm), recorder_(recorder) {
+                                   RunRecorder& recorder, double message_latency_s, FaultLog* faults)
+    : algorithm_(schedule.algorithm), recorder_(recorder), faults_(faults) {
   const size_t n = platform.gpus.size();
   const size_t rounds = schedule.rounds.size();
   rounds_.assign(n, std::vector<RankRound>(rounds));
@@ -67,6 +69,20 @@ sg4::Mailbox* inbox(long long rank, size_t round, long long step, long long sequ
 
 } // namespace
 
+void CollectiveRunner::report_stall(long long rank, long long step, size_t round) const {
+  if (faults_ && faults_->stall.empty()) {
+    std::string links;
+    for (const auto& line : faults_->applied)
+      links += (links.empty() ? "" : "; ") + line;
+    faults_->stall = "the all-reduce stalled at t = " + std::to_string(sg4::Engine::get_clock()) + " s (step " +
+                     std::to_string(step) + ", round " + std::to_string(round) + ", GPU " + std::to_string(rank) +
+                     "): a message lost its path after " + links +
+                     ". Static routes avoid only links that are down from t = 0; no retransmission is modelled.";
+  }
+  sg4::Actor::kill_all();
+  sg4::this_actor::exit();
+}
+
 void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale,
                            long long sequence) const {
   const auto r = static_cast<size_t>(rank);
@@ -87,17 +103,25 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
     sg4::Mailbox* mine = inbox(rank, k, step, sequence);
     for (int i = 0; i < round.receives; ++i)
       receives.push_back(mine->get_async<int>(&slots[size_t(i)]));
+    std::vector<double> sent_at(sends.size());
+    try {
+      for (size_t i = 0; i < sends.size(); ++i) {
+        sends[i]->wait();
+        sent_at[i] = sg4::Engine::get_clock();
+      }
+      for (auto& c : receives)
+        c->wait();
+    } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
+      report_stall(rank, step, k);
+    }
     for (size_t i = 0; i < sends.size(); ++i) {
-      sends[i]->wait();
       const Send& s = round.sends[i];
       sent += s.bytes * scale;
       network_j += s.bytes * scale * s.j_per_byte;
       if (recorder_.tracing())
         recorder_.record_message(
-            {int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sg4::Engine::get_clock(), step}, s.links);
+            {int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sent_at[i], step}, s.links);
     }
-    for (auto& c : receives)
-      c->wait();
     received_bytes += round.receive_bytes * scale;
     activities += static_cast<long long>(sends.size() + receives.size());
     if (round.extra_latency_s > 0) {

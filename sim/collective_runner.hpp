@@ -4,6 +4,7 @@
 #pragma once
 
 #include "collectives/schedule.hpp"
+#include "link_events.hpp"
 #include "platform_builder.hpp"
 #include "run_recorder.hpp"
 
@@ -21,8 +22,9 @@ enum class CollectivePart { AllReduce, ReduceScatter, AllGather };
 class CollectiveRunner {
 public:
   // `message_latency_s`: software latency of every message of every algorithm step.
+  // `faults`: where a message that loses its path (a link went down) reports the stall.
   CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder,
-                   double message_latency_s = 0);
+                   double message_latency_s = 0, FaultLog* faults = nullptr);
 
   // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
   // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step
@@ -32,6 +34,7 @@ public:
   const std::string& algorithm() const { return algorithm_; }
 
 private:
+  [[noreturn]] void report_stall(long long rank, long long step, size_t round) const;
   struct Send {
     long long dst;
     double bytes;
@@ -48,6 +51,7 @@ private:
   std::string algorithm_;
   std::vector<std::vector<RankRound>> rounds_; // [rank][round]
   RunRecorder& recorder_;
+  FaultLog* faults_;
 };
 
 } // namespace memwall::sim

@@ -30,6 +30,14 @@ struct Scenario {
   std::string collective = "ring";      // ring | hierarchical | tree | halving-doubling | auto
   std::string ring_order = "topology";  // topology | rank
   model::TrainingPlan training;
+  // Timed link events: a bandwidth change, or the link going down (both directions).
+  struct LinkEvent {
+    double at_s = 0;
+    std::string link;         // a fabric link name (memwall topo --dot shows them)
+    double bytes_per_s = 0;   // new bandwidth; 0 when the event takes the link down
+    bool down = false;
+  };
+  std::vector<LinkEvent> link_events; // sorted by time
   // Stragglers: per-GPU speed factors (1 = nominal), listed or drawn from a seeded distribution.
   std::map<long long, double> gpu_speed;   // explicit, by rank
   std::string speed_distribution;           // "" | normal | uniform

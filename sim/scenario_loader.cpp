@@ -66,6 +66,31 @@ model::TrafficConstants parse_traffic(const InputNode& node) {
   return t;
 }
 
+std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node, const topologies::FabricGraph& graph) {
+  std::vector<Scenario::LinkEvent> events;
+  for (const auto& item : node.elements()) {
+    item.check_keys({"at", "link", "bandwidth", "down"});
+    Scenario::LinkEvent e;
+    e.at_s = item.child("at").as_non_negative_quantity(Dimension::Time);
+    const InputNode link = item.child("link");
+    e.link = link.as_string();
+    bool known = false;
+    for (auto [edge, end] = boost::edges(graph); edge != end && !known; ++edge)
+      known = graph[*edge].name == e.link;
+    if (!known)
+      link.fail("no link '" + e.link + "' in this fabric (memwall topo --dot lists them)");
+    if (auto b = item.optional_child("bandwidth"))
+      e.bytes_per_s = b->as_positive_quantity(Dimension::Bandwidth);
+    if (auto d = item.optional_child("down"))
+      e.down = d->as_bool();
+    if (e.down == (e.bytes_per_s > 0))
+      item.fail("give either 'bandwidth' (a new bandwidth) or 'down: true'");
+    events.push_back(e);
+  }
+  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+  return events;
+}
+
 model::TrainingPlan parse_training(const InputNode& node) {
   node.check_keys({"sharding", "activation_recompute", "overlap", "bucket"});
   model::TrainingPlan t;
@@ -132,7 +157,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   if (auto c = batch.optional_child("microbatches"))
     s.microbatches = c->as_positive_integer();
   const InputNode cluster = root.child("cluster");
-  cluster.check_keys({"gpus", "fabric", "collective", "ring_order", "stragglers", "speed_distribution"});
+  cluster.check_keys(
+      {"gpus", "fabric", "collective", "ring_order", "stragglers", "speed_distribution", "link_events"});
   s.gpus = cluster.child("gpus").as_positive_integer();
   if (auto c = cluster.optional_child("collective")) {
     s.collective = c->as_string();
@@ -171,7 +197,9 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   }
   if (auto c = cluster.optional_child("fabric")) {
     s.fabric = topologies::parse_fabric(*c);
-    topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
+    const auto graph = topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
+    if (auto events = cluster.optional_child("link_events"))
+      s.link_events = parse_link_events(*events, graph);
   } else if (s.gpus > 1) {
     cluster.fail("missing required key 'fabric' (needed when gpus > 1)");
   } else {

@@ -2,6 +2,7 @@
 
 #include "collectives/choice.hpp"
 #include "gpu_actor.hpp"
+#include "link_events.hpp"
 #include "platform_builder.hpp"
 #include "trace_export.hpp"
 #include "topologies/fabric_loader.hpp"
@@ -74,7 +75,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   sg4::Engine engine("memwall");
   configure_engine();
 
-  const topologies::FabricGraph graph = topologies::build_fabric_graph(s.fabric, s.gpus);
+  const topologies::FabricGraph graph =
+      without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
   const StepWork work = plan_step_work(s);
   const collectives::CollectiveChoice choice =
       collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes);
@@ -96,7 +98,10 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
-  const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s);
+  FaultLog faults;
+  const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults);
+  if (!s.link_events.empty())
+    sg4::Actor::create("link-events", platform.gpus.front(), LinkEventActor(s, faults));
   std::vector<BucketQueue> buckets(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
   for (long long rank = 0; rank < s.gpus; ++rank) {
     sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];
@@ -106,6 +111,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
       sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, allreduce, *queue));
   }
   engine.run();
+  if (!faults.stall.empty())
+    throw std::runtime_error(faults.stall);
 
   RunResult result;
   result.per_gpu = recorder.totals();

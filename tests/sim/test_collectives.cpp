@@ -171,3 +171,38 @@ TEST_CASE("two-tier cluster: hierarchical beats the flat ring by the derived rat
   CHECK(chosen["collective"].get<std::string>() == "hierarchical");
   CHECK(chosen["t_allreduce_s"].get<double>() == rel(hier_s, 1e-9));
 }
+
+TEST_CASE("link events: a bandwidth drop half-way through the first ring round") {
+  sim::Scenario s = on_star(8, 20e9, "ring");
+  const auto base = sim::run_isolated(s);
+  const double d = gradient(s), x = 7.0 / 8.0 * d / 20e9; // one ring round at full speed
+  const double t_compute = base["t_compute_s"].get<double>();
+  s.link_events = {{t_compute + x / 2, "gpu000000-link", 10e9, false}};
+  // GPU 0's link carries a flow each way; at half speed the rest of round 1 takes x, round 2 takes 2x:
+  // the ring, paced by that link, ends after 0.5x + x + 2x.
+  CHECK(sim::run_isolated(s)["t_allreduce_s"].get<double>() == rel(3.5 * x, 0.01));
+}
+
+TEST_CASE("link events: a spine link down from the start is routed around") {
+  // One GPU per server, 2 NICs per leaf with 2 up-links (non-blocking), servers dealt round-robin
+  // to 4 leaves, ring in rank order: every hop crosses the spine. With leaf0-spine0 down, leaf 0's
+  // two outgoing and two incoming flows share its last up-link: B/2 each, the ring runs at half speed.
+  auto job = [](bool fault) {
+    sim::Scenario s = on_cluster(8, 1, 300e9, 25e9, "ring");
+    s.fabric.cluster.leaf_ports = 2;
+    s.fabric.cluster.round_robin_placement = true;
+    s.ring_order = "rank";
+    if (fault)
+      s.link_events = {{0.0, "leaf0-spine0", 0.0, true}};
+    return s;
+  };
+  const double d = gradient(job(false)), b = 25e9;
+  CHECK(allreduce_s(job(false)) == rel(2.0 * 7.0 / 8.0 * d / b, 0.01));
+  CHECK(allreduce_s(job(true)) == rel(2.0 * 2.0 * 7.0 / 8.0 * d / b, 0.01));
+}
+
+TEST_CASE("link events: a link that goes down mid-run stalls the all-reduce, with a report") {
+  sim::Scenario s = on_star(4, 20e9, "ring");
+  s.link_events = {{0.001, "gpu000002-link", 0.0, true}};
+  CHECK_THROWS_WITH(sim::run_isolated(s), Catch::Contains("stalled") && Catch::Contains("gpu000002-link down"));
+}

@@ -1,0 +1,58 @@
+#include "link_events.hpp"
+
+#include "model/input_error.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace memwall::sim {
+
+namespace sg4 = simgrid::s4u;
+
+topologies::FabricGraph without_links_down_at_start(const Scenario& s, topologies::FabricGraph graph) {
+  for (const auto& e : s.link_events) {
+    if (!e.down || e.at_s > 0)
+      continue;
+    for (auto [edge, end] = boost::edges(graph); edge != end; ++edge)
+      if (graph[*edge].name == e.link) {
+        boost::remove_edge(*edge, graph);
+        break;
+      }
+  }
+  try {
+    topologies::validate_fabric_graph(graph);
+  } catch (const std::invalid_argument& e) {
+    throw model::InputError(s.file, s.line, "cluster.link_events",
+                            std::string("with the links that are down from the start: ") + e.what());
+  }
+  return graph;
+}
+
+void LinkEventActor::operator()() const {
+  sg4::Actor::self()->daemonize(); // ends with the GPUs
+  for (const auto& e : scenario_.link_events) {
+    if (e.down && e.at_s <= 0)
+      continue; // routed around before the run
+    sg4::this_actor::sleep_until(e.at_s);
+    char line[256]; // logged first: turning a link off fails the messages on it at once
+    if (e.down)
+      std::snprintf(line, sizeof line, "t = %g s: %s down", e.at_s, e.link.c_str());
+    else
+      std::snprintf(line, sizeof line, "t = %g s: %s at %g GB/s", e.at_s, e.link.c_str(), e.bytes_per_s / 1e9);
+    log_.applied.emplace_back(line);
+    for (const char* dir : {"_UP", "_DOWN"}) {
+      sg4::Link* link = sg4::Link::by_name_or_null(e.link + dir);
+      if (!link)
+        continue;
+      if (e.down)
+        link->turn_off();
+      else
+        link->set_bandwidth(e.bytes_per_s * scenario_.fabric.efficiency);
+    }
+  }
+}
+
+} // namespace memwall::sim
