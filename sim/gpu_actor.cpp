@@ -16,7 +16,7 @@ void GpuActor::run_phase(const PhaseContext& where, const PhaseCost& phase) cons
 }
 
 void GpuActor::backward(long long step, long long mb, bool last_microbatch) const {
-  const bool bucketed = buckets_ && last_microbatch;
+  const bool bucketed = stream_ && last_microbatch;
   double pending = 0; // gradient bytes not yet handed to the communication stream
   for (long long layer = scenario_.shape.layers - 1; layer >= 0; --layer) {
     run_phase({step, mb, layer}, work_.bwd_gemm);
@@ -25,21 +25,55 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
       continue;
     pending += work_.layer_gradient_bytes;
     if (pending >= scenario_.training.bucket_bytes && layer > 0) { // the first layer's goes in the last bucket
-      buckets_->push(pending / work_.gradient_bytes);
+      stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer);
       pending = 0;
     }
   }
-  if (bucketed) { // the rest, with the embeddings' gradients (ready last), in the last bucket
-    buckets_->push((pending + work_.embedding_gradient_bytes) / work_.gradient_bytes);
-    buckets_->push(-1.0);
+  if (bucketed) // the rest, with the embeddings' gradients (ready last), in the last bucket
+    gradients_done_ = stream_->push(CollectivePart::AllReduce,
+                                    (pending + work_.embedding_gradient_bytes) / work_.gradient_bytes, step, 0);
+}
+
+double GpuActor::layer_fraction(long long layer) const {
+  const double layer_bytes = work_.layer_gradient_bytes + (layer == 0 ? work_.embedding_gradient_bytes : 0.0);
+  return layer_bytes / work_.gradient_bytes;
+}
+
+void GpuActor::fsdp_microbatch(long long step, long long mb) const {
+  const long long layers = scenario_.shape.layers;
+  auto sequence = [&](long long kind, long long layer) { return (mb * 3 + kind) * layers + layer; };
+  auto gather = [&](long long kind, long long layer) {
+    return stream_->push(CollectivePart::AllGather, layer_fraction(layer), step, sequence(kind, layer));
+  };
+  // Forward: gather layer l + 1's parameters while layer l computes.
+  // The last forward layer prefetches the first backward layer.
+  simgrid::s4u::SemaphorePtr next = gather(0, 0);
+  for (long long layer = 0; layer < layers; ++layer) {
+    simgrid::s4u::SemaphorePtr ready = next;
+    next = layer + 1 < layers ? gather(0, layer + 1) : gather(1, layers - 1);
+    ready->acquire();
+    run_phase({step, mb, layer}, work_.fwd_gemm);
+    run_phase({step, mb, layer}, work_.fwd_elementwise);
+  }
+  // Backward: gather layer l - 1 again while layer l computes; reduce-scatter layer l's gradients
+  // as soon as they exist. The optimizer waits for the last reduce-scatter.
+  for (long long layer = layers - 1; layer >= 0; --layer) {
+    simgrid::s4u::SemaphorePtr ready = next;
+    if (layer > 0)
+      next = gather(1, layer - 1);
+    ready->acquire();
+    run_phase({step, mb, layer}, work_.bwd_gemm);
+    run_phase({step, mb, layer}, work_.bwd_elementwise);
+    gradients_done_ =
+        stream_->push(CollectivePart::ReduceScatter, layer_fraction(layer), step, sequence(2, layer));
   }
 }
 
 void GpuActor::synchronise_gradients(long long step) const {
   using model::Sharding;
   const Sharding sharding = scenario_.training.sharding;
-  if (buckets_)
-    buckets_->step_done->acquire(); // the buckets' all-reduces are done
+  if (stream_)
+    gradients_done_->acquire(); // the stream runs in order: the last one done means all are
   else if (sharding == Sharding::Zero2 || sharding == Sharding::Zero3)
     allreduce_.run(rank_, step, CollectivePart::ReduceScatter, 1.0, -1);
   else
@@ -53,6 +87,10 @@ void GpuActor::operator()() const {
   const bool zero3 = scenario_.training.sharding == model::Sharding::Zero3;
   for (long long step = 0; step < scenario_.steps; ++step) {
     for (long long mb = 0; mb < scenario_.microbatches; ++mb) {
+      if (zero3 && stream_) {
+        fsdp_microbatch(step, mb);
+        continue;
+      }
       if (zero3) // gather the parameters for the forward
         allreduce_.run(rank_, step, CollectivePart::AllGather, 1.0, 2 * mb);
       for (long long layer = 0; layer < scenario_.shape.layers; ++layer) {

@@ -3,7 +3,9 @@
 // optimizer. Every phase is a SimGrid activity, so the simulated clock is the only source of time.
 // ZeRO-2 reduce-scatters the gradient and all-gathers the updated parameters after the optimizer;
 // ZeRO-3 also all-gathers the parameters before each micro-batch's forward and backward. With
-// bucketed overlap, gradient buckets go to the GPU's CommActor during the last backward.
+// overlap, communication goes to the GPU's CommActor: gradient buckets during the last backward
+// (DDP), or, for ZeRO-3, each layer's parameter all-gather one layer ahead and its gradient
+// reduce-scatter right after its backward (FSDP with prefetch).
 #pragma once
 
 #include "phase_plan.hpp"
@@ -16,8 +18,8 @@ namespace memwall::sim {
 class GpuActor {
 public:
   GpuActor(long long rank, const Scenario& scenario, const StepWork& work, const CollectiveRunner& allreduce,
-           RunRecorder& recorder, BucketQueue* buckets)
-      : rank_(rank), scenario_(scenario), work_(work), allreduce_(allreduce), recorder_(recorder), buckets_(buckets) {}
+           RunRecorder& recorder, CommQueue* stream)
+      : rank_(rank), scenario_(scenario), work_(work), allreduce_(allreduce), recorder_(recorder), stream_(stream) {}
 
   void operator()() const;
 
@@ -25,13 +27,16 @@ private:
   void run_phase(const PhaseContext& where, const PhaseCost& phase) const;
   void backward(long long step, long long mb, bool last_microbatch) const;
   void synchronise_gradients(long long step) const;
+  void fsdp_microbatch(long long step, long long mb) const;
+  double layer_fraction(long long layer) const; // of all parameters; layer 0 carries the embeddings
 
   long long rank_;
   const Scenario& scenario_;
   const StepWork& work_;
   const CollectiveRunner& allreduce_;
   RunRecorder& recorder_;
-  BucketQueue* buckets_; // null without overlap
+  CommQueue* stream_; // null without overlap
+  mutable simgrid::s4u::SemaphorePtr gradients_done_; // the step's last queued gradient collective
 };
 
 } // namespace memwall::sim

@@ -107,8 +107,8 @@ model::TrainingPlan parse_training(const InputNode& node) {
   }
   if (auto c = node.optional_child("bucket"))
     t.bucket_bytes = c->as_positive_quantity(Dimension::Bytes);
-  if (t.overlap_bucketed && (t.sharding == model::Sharding::Zero2 || t.sharding == model::Sharding::Zero3))
-    node.fail("bucketed overlap is modelled for all-reduce (sharding none or zero1), not zero2 / zero3");
+  if (t.overlap_bucketed && t.sharding == model::Sharding::Zero2)
+    node.fail("overlap is modelled for sharding none and zero1 (DDP buckets) and zero3 (FSDP prefetch), not zero2");
   return t;
 }
 

@@ -102,10 +102,10 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults);
   if (!s.link_events.empty())
     sg4::Actor::create("link-events", platform.gpus.front(), LinkEventActor(s, faults));
-  std::vector<BucketQueue> buckets(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
+  std::vector<CommQueue> streams(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
   for (long long rank = 0; rank < s.gpus; ++rank) {
     sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];
-    BucketQueue* queue = buckets.empty() ? nullptr : &buckets[static_cast<size_t>(rank)];
+    CommQueue* queue = streams.empty() ? nullptr : &streams[static_cast<size_t>(rank)];
     sg4::Actor::create(host->get_name(), host, GpuActor(rank, s, work, allreduce, recorder, queue));
     if (queue)
       sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, allreduce, *queue));

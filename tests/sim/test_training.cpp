@@ -143,3 +143,20 @@ TEST_CASE("achieved efficiencies: GEMMs at half peak, links at 80%, per-message 
   CHECK(r["t_allreduce_s"].get<double>() ==
         rel(ring_allreduce_s(2.0 * params(s)) / 0.8 + 2.0 * (kN - 1) * 10e-6, 0.01));
 }
+
+TEST_CASE("FSDP (ZeRO-3) with prefetch: only the first gather and the last reduce-scatter show") {
+  sim::Scenario s = plan(model::Sharding::Zero3, 2);
+  s.training.overlap_bucketed = true;
+  const double layer_bytes = 2.0 * 12.0 * kHidden * kHidden, embedding_bytes = 2.0 * 2.0 * kVocab * kHidden;
+  const double share = (kN - 1.0) / kN / kB; // seconds per byte of a ring all-gather / reduce-scatter
+  REQUIRE(2.0 * layer_bytes * share < t_layer(s) / 3.0); // a layer's gather + scatter hide under compute
+  // Each micro-batch waits for layer 0's gather (with the embeddings) and, from the second on, for
+  // the previous micro-batch's last reduce-scatter, queued before it; the step ends with the last one.
+  const double edge = (layer_bytes + embedding_bytes) * share;
+  const double expected = 2.0 * (edge + kLayers * t_layer(s) + edge) + t_optimizer(s, kN);
+  const auto r = sim::run_isolated(s);
+  CHECK(r["step_time_s"].get<double>() == rel(expected, 0.01));
+  // FSDP reduce-scatters every micro-batch: 3 collectives of the whole parameter set per micro-batch.
+  CHECK(r["bytes_sent_per_gpu"].get<double>() == rel(3.0 * 2 * (kN - 1.0) / kN * 2.0 * params(s), 1e-9));
+  CHECK(r["t_allreduce_s"].get<double>() <= r["t_comm_total_s"].get<double>());
+}
