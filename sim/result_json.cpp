@@ -57,6 +57,11 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   for (const auto& g : r.per_gpu)
     sent += g.bytes_sent;
   j["bytes_sent_per_gpu"] = r.per_gpu.empty() ? 0.0 : sent / double(r.per_gpu.size()) / double(s.steps);
+  j["tokens_per_s_per_gpu"] = r.metrics.tokens_per_gpu / r.metrics.step_time_s;
+  if (s.measured_tokens_per_s_per_gpu > 0) {
+    j["measured_tokens_per_s_per_gpu"] = s.measured_tokens_per_s_per_gpu;
+    j["measured_source"] = s.measured_source;
+  }
   j["makespan_s"] = r.makespan_s;
   j["sim_wall_s"] = r.sim_wall_s;
   j["activities"] = r.activities;

@@ -44,6 +44,9 @@ struct Scenario {
   double speed_mean = 1, speed_spread = 0;  // normal: mean, stddev; uniform: centre, half-width
   unsigned long long speed_seed = 0;
   bool allow_oom = false;               // run even when the footprint exceeds HBM (flagged)
+  // A published measurement of the same run, for validation (0: none).
+  double measured_tokens_per_s_per_gpu = 0;
+  std::string measured_source;
   int line = 0;                         // of the scenario's root, for messages
 };
 

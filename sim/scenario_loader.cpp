@@ -144,7 +144,8 @@ void check_memory(const Scenario& s, bool allow_oom) {
 }
 
 Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog) {
-  root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "allow_oom"});
+  root.check_keys(
+      {"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "allow_oom", "measured"});
   Scenario s;
   s.file = root.file();
   s.name = root.has("name") ? root.child("name").as_string()
@@ -213,6 +214,11 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
     s.training = parse_training(*c);
   if (auto c = root.optional_child("allow_oom"))
     s.allow_oom = c->as_bool();
+  if (auto c = root.optional_child("measured")) {
+    c->check_keys({"tokens_per_s_per_gpu", "source"});
+    s.measured_tokens_per_s_per_gpu = c->child("tokens_per_s_per_gpu").as_positive_number();
+    s.measured_source = c->child("source").as_string();
+  }
   s.line = root.line();
   return s;
 }

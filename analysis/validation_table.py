@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Predicted vs measured throughput for the published runs in scenarios/validation (or another
+folder): runs `memwall run --json` on them and prints a markdown table with each error.
+
+Usage: validation_table.py [--memwall build/memwall] [DIR] [--max-error 0.10]
+Exit status 1 when any |error| exceeds --max-error (the ctest check), 0 otherwise.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("dir", nargs="?", default=os.path.join(HERE, "..", "scenarios", "validation"))
+    p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))
+    p.add_argument("--max-error", type=float, default=0.10)
+    a = p.parse_args()
+    out = subprocess.run([a.memwall, "run", "--json", a.dir], check=True, capture_output=True, text=True).stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    print("| run | GPU profile | measured tokens/s/GPU | predicted | error |")
+    print("| --- | --- | --- | --- | --- |")
+    worst, checked = 0.0, 0
+    for r in rows:
+        if "measured_tokens_per_s_per_gpu" not in r:
+            continue
+        measured, predicted = r["measured_tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu"]
+        error = predicted / measured - 1.0
+        worst = max(worst, abs(error))
+        checked += 1
+        print(f"| {r['name']} | {r['gpu']} | {measured:.0f} | {predicted:.0f} | {100 * error:+.1f}% |")
+    print(f"\n{checked} published runs, largest |error| {100 * worst:.1f}% (limit {100 * a.max_error:.0f}%)")
+    ok = checked > 0 and worst <= a.max_error
+    print(f"{int(ok)} passed, {int(not ok)} failed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
