@@ -39,6 +39,8 @@ const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
   auto it = cost_cache_.find(dst);
   if (it != cost_cache_.end())
     return it->second;
+  if (cost_cache_.size() >= kMaxCachedDestinations) // bound memory: N x V doubles would not fit at 16k GPUs
+    cost_cache_.clear();
   std::vector<double> cost(boost::num_vertices(graph_), kUnreachable);
   using Item = std::pair<double, FabricVertex>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;

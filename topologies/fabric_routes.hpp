@@ -23,12 +23,14 @@ public:
   explicit RouteFinder(const FabricGraph& graph);
 
   std::vector<RouteHop> route(FabricVertex src, FabricVertex dst);
-  // Cost (seconds per byte along the cheapest path) from every vertex to `dst` (cached).
+  // Cost (seconds per byte along the cheapest path) from every vertex to `dst` (cached for the
+  // last destinations only: the reference is valid until the next call).
   const std::vector<double>& costs_to(FabricVertex dst);
   // Hop counts from every vertex to `dst` (not cached).
   std::vector<int> hops_to(FabricVertex dst) const;
 
 private:
+  static constexpr size_t kMaxCachedDestinations = 256;
   const FabricGraph& graph_;
   std::vector<double> edge_cost_;                      // by edge index
   std::unordered_map<FabricVertex, std::vector<double>> cost_cache_;

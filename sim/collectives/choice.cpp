@@ -3,6 +3,7 @@
 #include "estimate.hpp"
 #include "topologies/fabric_routes.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -13,8 +14,18 @@ std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph)
   const auto gpus = topologies::gpu_vertices(graph);
   const long long n = static_cast<long long>(gpus.size());
   topologies::RouteFinder routes(graph);
-  std::vector<bool> visited(size_t(n), false);
   std::vector<long long> order{0};
+  if (n > kGreedyRingLimit) { // one cost sweep from GPU 0: GPUs by cost, then rank
+    const std::vector<double> cost = routes.costs_to(gpus[0]);
+    std::vector<long long> rest;
+    for (long long r = 1; r < n; ++r)
+      rest.push_back(r);
+    std::stable_sort(rest.begin(), rest.end(),
+                     [&](long long a, long long b) { return cost[gpus[size_t(a)]] < cost[gpus[size_t(b)]]; });
+    order.insert(order.end(), rest.begin(), rest.end());
+    return order;
+  }
+  std::vector<bool> visited(size_t(n), false);
   visited[0] = true;
   for (long long step = 1; step < n; ++step) {
     const auto& dist = routes.costs_to(gpus[size_t(order.back())]);

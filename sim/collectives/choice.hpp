@@ -18,7 +18,10 @@ struct CollectiveChoice {
 };
 
 // A ring that keeps hops cheap: from rank 0, always on to the unvisited GPU with the cheapest path
-// (seconds per byte, then lowest rank). On a star or a packed cluster this is the rank order.
+// (seconds per byte, then lowest rank). On a star or a packed cluster this is the rank order. Above
+// kGreedyRingLimit GPUs (the greedy walk costs N shortest-path sweeps), GPUs are ordered by their
+// cost from GPU 0 instead, which groups servers and leaves the same way on star and fat-tree fabrics.
+inline constexpr long long kGreedyRingLimit = 1024;
 std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph);
 
 // `ring_order`: "topology" or "rank". Throws std::invalid_argument for an unknown or inapplicable name.

@@ -123,6 +123,19 @@ TEST_CASE("torus 4 x 4: a topology-aware ring uses one link per hop") {
   CHECK(allreduce_s(s) == rel(2.0 * 15.0 / 16.0 * gradient(s) / 40e9, 0.01));
 }
 
+TEST_CASE("torus 2 x 2 x 2 (a cube): ring, hierarchical and halving-doubling use one link per hop") {
+  // Halving-doubling's partners r xor 1, 2, 4 are the cube's neighbours along z, y, x; the ring
+  // follows a Gray-code cycle; hierarchical with one GPU per server is the ring.
+  for (const char* c : {"ring", "hierarchical", "halving-doubling"}) {
+    INFO(c);
+    sim::Scenario s = job(8, c);
+    s.fabric.kind = "torus";
+    s.fabric.torus.dims = {2, 2, 2};
+    s.fabric.torus.link = {40e9, 0, 0};
+    CHECK(allreduce_s(s) == rel(2.0 * 7.0 / 8.0 * gradient(s) / 40e9, 0.01));
+  }
+}
+
 TEST_CASE("oversubscribed fat-tree k:1: a flat ring whose hops all cross the spine slows k-fold") {
   // One GPU per server, 4 NICs per leaf, servers dealt round-robin to the 4 leaves: in rank order
   // every ring hop leaves its leaf. A leaf's 4 flows share its 4/k up-links: B/k each.
