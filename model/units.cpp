@@ -98,7 +98,9 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dimension,
   double value = 0.0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || !std::isfinite(value)) {
-    *error = "'" + std::string(text) + "' is not a quantity (expected e.g. " + dimension_examples(dimension) + ")";
+    std::string message("'"); // built by appends: GCC 12 warns (-Wrestrict, falsely) on "'" + std::string
+    message.append(text).append("' is not a quantity (expected e.g. ").append(dimension_examples(dimension)).append(")");
+    *error = std::move(message);
     return std::nullopt;
   }
   std::string_view unit(end, static_cast<size_t>(text.data() + text.size() - end));
