@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <map>
 
 using namespace memwall;
 using memwall::test::gpu;
@@ -134,6 +135,59 @@ TEST_CASE("torus 2 x 2 x 2 (a cube): ring, hierarchical and halving-doubling use
     s.fabric.torus.link = {40e9, 0, 0};
     CHECK(allreduce_s(s) == rel(2.0 * 7.0 / 8.0 * gradient(s) / 40e9, 0.01));
   }
+}
+
+// The double binary tree's flows: (child, parent) pairs of both trees, D/2 each.
+std::vector<std::pair<long long, long long>> tree_flows(long long n) {
+  std::vector<std::pair<long long, long long>> flows;
+  for (int tree = 0; tree < 2; ++tree)
+    for (long long child = 1; child < n; ++child) {
+      const long long parent = (child - 1) / 2;
+      flows.emplace_back(tree ? n - 1 - child : child, tree ? n - 1 - parent : parent);
+    }
+  return flows;
+}
+
+TEST_CASE("cluster: double binary tree, NVLink inside servers, NICs between them") {
+  // One leaf holds every NIC (non-blocking): a flow inside a server crosses the sender's and the
+  // receiver's NVLink, one between servers their NICs. Per round, the busiest link direction paces it.
+  const long long n = 16, g = 4;
+  const double b_nv = 300e9, b_nic = 25e9;
+  sim::Scenario s = on_cluster(n, g, b_nv, b_nic, "tree");
+  s.fabric.cluster.leaf_ports = 16;
+  const double half = gradient(s) / 2;
+  std::map<std::pair<long long, int>, double> load; // (gpu, link: 0 nvlink up, 1 nvlink down, 2 nic up, 3 nic down)
+  for (auto [child, parent] : tree_flows(n)) {
+    const bool same_server = child / g == parent / g;
+    load[{child, same_server ? 0 : 2}] += half;
+    load[{parent, same_server ? 1 : 3}] += half;
+  }
+  double busiest = 0;
+  for (const auto& [key, bytes] : load)
+    busiest = std::max(busiest, bytes / (key.second < 2 ? b_nv : b_nic));
+  CHECK(allreduce_s(s) == rel(2.0 * busiest, 0.01));
+}
+
+TEST_CASE("torus 7 x 1 (a ring of 7): double binary tree over shortest ring paths") {
+  const long long n = 7;
+  const double b = 40e9;
+  sim::Scenario s = job(n, "tree");
+  s.fabric.kind = "torus";
+  s.fabric.torus.dims = {7, 1};
+  s.fabric.torus.link = {b, 0, 0};
+  const double half = gradient(s) / 2;
+  // Link i joins GPUs i and i+1 (mod 7); on an odd ring every shortest path is unique.
+  std::map<std::pair<long long, int>, double> load; // (link, direction: +1 clockwise / -1)
+  for (auto [child, parent] : tree_flows(n)) {
+    const long long forward = ((parent - child) % n + n) % n;
+    const int dir = forward <= n / 2 ? 1 : -1;
+    for (long long at = child; at != parent; at = ((at + dir) % n + n) % n)
+      load[{dir > 0 ? at : ((at - 1) % n + n) % n, dir}] += half;
+  }
+  double busiest = 0;
+  for (const auto& [key, bytes] : load)
+    busiest = std::max(busiest, bytes / b);
+  CHECK(allreduce_s(s) == rel(2.0 * busiest, 0.01));
 }
 
 TEST_CASE("oversubscribed fat-tree k:1: a flat ring whose hops all cross the spine slows k-fold") {
