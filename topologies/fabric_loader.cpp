@@ -1,6 +1,7 @@
 #include "fabric_loader.hpp"
 
 #include "cluster_fabric.hpp"
+#include "dragonfly_fabric.hpp"
 #include "graph_fabric.hpp"
 #include "star_fabric.hpp"
 #include "torus_fabric.hpp"
@@ -103,6 +104,21 @@ void parse_torus(const InputNode& node, FabricSpec& spec) {
     spec.torus.link.pj_per_bit = c->as_non_negative_number();
 }
 
+void parse_dragonfly(const InputNode& node, FabricSpec& spec) {
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "groups",
+                   "routers_per_group", "gpus_per_router", "global_links_per_router", "gpu_link", "local_link",
+                   "global_link"});
+  DragonflyParams& d = spec.dragonfly;
+  d.groups = node.child("groups").as_positive_integer();
+  d.routers_per_group = node.child("routers_per_group").as_positive_integer();
+  d.gpus_per_router = node.child("gpus_per_router").as_positive_integer();
+  if (auto h = node.optional_child("global_links_per_router"))
+    d.global_links_per_router = h->as_positive_integer();
+  d.gpu_link = parse_link(node.child("gpu_link"), d.gpu_link, true);
+  d.local_link = parse_link(node.child("local_link"), d.local_link, true);
+  d.global_link = parse_link(node.child("global_link"), d.global_link, true);
+}
+
 void parse_graph(const InputNode& node, FabricSpec& spec) {
   node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "nodes", "links"});
   for (const auto& n : node.child("nodes").elements()) {
@@ -184,10 +200,12 @@ FabricSpec parse_fabric(const InputNode& node) {
     parse_cluster(node, spec);
   else if (spec.kind == "torus")
     parse_torus(node, spec);
+  else if (spec.kind == "dragonfly")
+    parse_dragonfly(node, spec);
   else if (spec.kind == "graph")
     parse_graph(node, spec);
   else
-    kind.fail("unknown fabric kind '" + spec.kind + "' (known: star, nvlink-node, cluster, torus, graph)");
+    kind.fail("unknown fabric kind '" + spec.kind + "' (known: star, nvlink-node, cluster, torus, dragonfly, graph)");
   if (auto e = node.optional_child("efficiency")) {
     spec.efficiency = e->as_positive_number();
     if (spec.efficiency > 1)
@@ -242,6 +260,13 @@ std::string describe_fabric(const FabricSpec& spec) {
       out << (i ? ", " : "") << spec.torus.dims[i];
     out << "], bandwidth: " << spec.torus.link.bytes_per_s << ", latency: " << spec.torus.link.latency_s
         << ", pj_per_bit: " << spec.torus.link.pj_per_bit;
+  } else if (spec.kind == "dragonfly") {
+    const DragonflyParams& d = spec.dragonfly;
+    out << ", groups: " << d.groups << ", routers_per_group: " << d.routers_per_group
+        << ", gpus_per_router: " << d.gpus_per_router << ", global_links_per_router: " << d.global_links_per_router;
+    link("gpu_link", d.gpu_link);
+    link("local_link", d.local_link);
+    link("global_link", d.global_link);
   } else {
     out << ", nodes: " << spec.graph.nodes.size() << ", links: " << spec.graph.links.size();
   }
@@ -265,6 +290,8 @@ FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus) {
       graph = build_torus_graph(spec, gpus);
     else if (spec.kind == "graph")
       graph = build_explicit_graph(spec, gpus);
+    else if (spec.kind == "dragonfly")
+      graph = build_dragonfly_graph(spec, gpus);
     else
       graph = build_star_graph(spec, gpus);
     for (auto [e, end] = boost::edges(graph); e != end; ++e)

@@ -47,6 +47,15 @@ struct TorusParams {
   LinkFigures link{0, 0, kTorusPjPerBit};
 };
 
+// `dragonfly`: groups of routers, all-to-all inside a group (local links), one global link between
+// every pair of groups; GPUs hang off the routers (the GPUs of one router form a "server").
+struct DragonflyParams {
+  long long groups = 0, routers_per_group = 0, gpus_per_router = 0, global_links_per_router = 1;
+  LinkFigures gpu_link{0, 0, kNicPjPerBit};
+  LinkFigures local_link{0, 0, kSwitchPjPerBit};
+  LinkFigures global_link{0, 0, kSwitchPjPerBit};
+};
+
 struct GraphNode {
   std::string name;
   std::string kind; // gpu | switch | nic
@@ -62,7 +71,7 @@ struct GraphParams {
 };
 
 struct FabricSpec {
-  std::string kind = "star"; // star | nvlink-node | cluster | torus | graph
+  std::string kind = "star"; // star | nvlink-node | cluster | torus | dragonfly | graph
   // star and nvlink-node: each GPU has one full-duplex link to a non-blocking switch.
   double link_bytes_per_s = 0; // per direction
   double link_latency_s = 0;   // per link, per direction
@@ -70,6 +79,7 @@ struct FabricSpec {
   std::map<long long, LinkOverride> gpu_links; // per-GPU link overrides (rank -> figures), star only
   ClusterParams cluster;
   TorusParams torus;
+  DragonflyParams dragonfly;
   GraphParams graph;
   double efficiency = 1;       // achieved fraction of every link's bandwidth (bus bandwidth / line rate)
   double message_latency_s = 0; // software latency per message (per algorithm step), on top of links'

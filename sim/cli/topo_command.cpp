@@ -22,6 +22,8 @@ long long implied_gpus(const topologies::FabricSpec& spec) {
       n *= d;
     return n;
   }
+  if (spec.kind == "dragonfly")
+    return spec.dragonfly.groups * spec.dragonfly.routers_per_group * spec.dragonfly.gpus_per_router;
   if (spec.kind == "graph") {
     long long n = 0;
     for (const auto& node : spec.graph.nodes)

@@ -190,6 +190,25 @@ TEST_CASE("torus 7 x 1 (a ring of 7): double binary tree over shortest ring path
   CHECK(allreduce_s(s) == rel(2.0 * busiest, 0.01));
 }
 
+TEST_CASE("dragonfly of two groups: ring and hierarchical across the global link") {
+  // Two groups of one router each, 4 GPUs per router: GPUs 0-3 and 4-7 meet only over the global link.
+  const double b = 40e9, b_global = 20e9;
+  auto on_dragonfly = [&](const char* collective) {
+    sim::Scenario s = job(8, collective);
+    s.ring_order = "rank";
+    s.fabric.kind = "dragonfly";
+    s.fabric.dragonfly = {2, 1, 4, 1, {b, 0, 0}, {b, 0, 0}, {b_global, 0, 0}};
+    return s;
+  };
+  const double d = gradient(on_dragonfly("ring"));
+  // Ring: hops 3 -> 4 and 7 -> 0 cross the global link in opposite directions, alone: the slower link paces it.
+  CHECK(allreduce_s(on_dragonfly("ring")) == rel(2.0 * 7.0 / 8.0 * d / b_global, 0.01));
+  // Hierarchical: a ring of 4 inside each router on the GPU links, then the 4 rails' inter-group
+  // rings of D/4 share the global link (B_global / 4 each way).
+  const double hier = 2.0 * 3.0 / 4.0 * d / b + 2.0 * 0.5 * (d / 4.0) / (b_global / 4.0);
+  CHECK(allreduce_s(on_dragonfly("hierarchical")) == rel(hier, 0.01));
+}
+
 TEST_CASE("oversubscribed fat-tree k:1: a flat ring whose hops all cross the spine slows k-fold") {
   // One GPU per server, 4 NICs per leaf, servers dealt round-robin to the 4 leaves: in rank order
   // every ring hop leaves its leaf. A leaf's 4 flows share its 4/k up-links: B/k each.
