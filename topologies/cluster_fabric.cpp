@@ -1,5 +1,6 @@
 #include "cluster_fabric.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -23,9 +24,15 @@ FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
     nvswitch[size_t(n)] = boost::add_vertex(FabricNode{"node" + std::to_string(n) + "-nvswitch", NodeKind::Switch}, graph);
   for (long long l = 0; l < leaves; ++l)
     leaf[size_t(l)] = boost::add_vertex(FabricNode{"leaf" + std::to_string(l), NodeKind::Switch}, graph);
-  if (leaves > 1)
-    for (long long s = 0; s < uplinks; ++s)
-      spine.push_back(boost::add_vertex(FabricNode{"spine" + std::to_string(s), NodeKind::Switch}, graph));
+  const bool three_tiers = c.tiers == 3 && leaves > c.pod_leaves;
+  const long long pods = three_tiers ? (leaves + c.pod_leaves - 1) / c.pod_leaves : 1;
+  if (leaves > 1) // spines: one set per pod (three tiers) or one for all leaves
+    for (long long p = 0; p < pods; ++p)
+      for (long long s = 0; s < uplinks; ++s)
+        spine.push_back(boost::add_vertex(
+            FabricNode{(three_tiers ? "pod" + std::to_string(p) + "-" : std::string()) + "spine" + std::to_string(s),
+                       NodeKind::Switch},
+            graph));
   auto add_link = [&](FabricVertex a, FabricVertex b, const std::string& name, const LinkFigures& f,
                       const char* link_class) {
     boost::add_edge(a, b, FabricLink{name, f.bytes_per_s, f.latency_s, f.pj_per_bit, link_class}, graph);
@@ -53,9 +60,24 @@ FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
   if (!c.nic_per_gpu)
     for (long long n = 0; n < nodes; ++n)
       add_link(nvswitch[size_t(n)], leaf[size_t(leaf_of(n, 0))], "node" + std::to_string(n) + "-nic", c.nic, "nic");
-  for (long long l = 0; l < leaves; ++l)
-    for (size_t s = 0; s < spine.size(); ++s)
-      add_link(leaf[size_t(l)], spine[s], "leaf" + std::to_string(l) + "-spine" + std::to_string(s), up, "switch");
+  for (long long l = 0; l < leaves; ++l) {
+    const long long pod = three_tiers ? l / c.pod_leaves : 0;
+    for (long long s = 0; s < (leaves > 1 ? uplinks : 0); ++s)
+      add_link(leaf[size_t(l)], spine[size_t(pod * uplinks + s)], "leaf" + std::to_string(l) + "-spine" + std::to_string(s),
+               up, "switch");
+  }
+  if (three_tiers) { // core plane s joins spine s of every pod
+    const long long core_uplinks =
+        std::max(1LL, static_cast<long long>(std::llround(double(c.pod_leaves) / c.core_oversubscription)));
+    for (long long s = 0; s < uplinks; ++s)
+      for (long long k = 0; k < core_uplinks; ++k) {
+        const FabricVertex core = boost::add_vertex(
+            FabricNode{"core" + std::to_string(s) + "-" + std::to_string(k), NodeKind::Switch}, graph);
+        for (long long p = 0; p < pods; ++p)
+          add_link(spine[size_t(p * uplinks + s)], core,
+                   "pod" + std::to_string(p) + "-spine" + std::to_string(s) + "-core" + std::to_string(k), up, "switch");
+      }
+  }
   return graph;
 }
 

@@ -60,7 +60,8 @@ void parse_star(const InputNode& node, FabricSpec& spec) {
 
 void parse_cluster(const InputNode& node, FabricSpec& spec) {
   node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "gpus_per_node", "nvlink", "nic", "nics", "uplink",
-                   "leaf_ports", "oversubscription", "rail_optimized", "placement"});
+                   "leaf_ports", "oversubscription", "rail_optimized", "placement", "tiers", "pod_leaves",
+                   "core_oversubscription"});
   ClusterParams& c = spec.cluster;
   c.gpus_per_node = node.child("gpus_per_node").as_positive_integer();
   c.nvlink = parse_link(node.child("nvlink"), c.nvlink, true);
@@ -82,6 +83,18 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
   }
   if (auto r = node.optional_child("rail_optimized"))
     c.rail_optimized = r->as_bool();
+  if (auto t = node.optional_child("tiers")) {
+    c.tiers = static_cast<int>(t->as_positive_integer());
+    if (c.tiers != 2 && c.tiers != 3)
+      t->fail("a fat-tree here has 2 or 3 tiers");
+  }
+  if (auto p = node.optional_child("pod_leaves"))
+    c.pod_leaves = p->as_positive_integer();
+  if (auto o = node.optional_child("core_oversubscription")) {
+    c.core_oversubscription = o->as_positive_number();
+    if (c.core_oversubscription < 1 || c.core_oversubscription > double(c.pod_leaves))
+      o->fail("must be between 1 (non-blocking) and pod_leaves");
+  }
   if (auto p = node.optional_child("placement")) {
     const std::string placement = p->as_string();
     if (placement != "packed" && placement != "round-robin")
@@ -253,7 +266,9 @@ std::string describe_fabric(const FabricSpec& spec) {
     link("uplink", c.uplink);
     out << ", nics: " << (c.nic_per_gpu ? "per-gpu" : "per-node") << ", leaf_ports: " << c.leaf_ports
         << ", oversubscription: " << c.oversubscription << ", rail_optimized: " << (c.rail_optimized ? "true" : "false")
-        << ", placement: " << (c.round_robin_placement ? "round-robin" : "packed");
+        << ", placement: " << (c.round_robin_placement ? "round-robin" : "packed") << ", tiers: " << c.tiers;
+    if (c.tiers == 3)
+      out << ", pod_leaves: " << c.pod_leaves << ", core_oversubscription: " << c.core_oversubscription;
   } else if (spec.kind == "torus") {
     out << ", dims: [";
     for (size_t i = 0; i < spec.torus.dims.size(); ++i)

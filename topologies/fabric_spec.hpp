@@ -28,8 +28,10 @@ struct LinkFigures {
 };
 
 // `cluster`: nodes of G GPUs, each node an NVLink domain (one NVSwitch), plus NICs (one per GPU or
-// one per node) into a two-tier fat-tree: leaf switches of `leaf_ports` down-ports, each with
-// leaf_ports / oversubscription up-links of the NIC bandwidth, one to each spine.
+// one per node) into a fat-tree: leaf switches of `leaf_ports` down-ports, each with
+// leaf_ports / oversubscription up-links of the NIC bandwidth, one to each spine. With three tiers,
+// leaves form pods of `pod_leaves`; each pod has its own spines (aggregation switches), and spine s
+// of every pod has pod_leaves / core_oversubscription up-links into core plane s.
 struct ClusterParams {
   long long gpus_per_node = 8;
   LinkFigures nvlink{0, 0, kNvlinkPjPerBit};
@@ -39,6 +41,9 @@ struct ClusterParams {
   long long leaf_ports = 32;
   double oversubscription = 1;
   bool rail_optimized = false;     // leaf = (rail, group of nodes) instead of consecutive NICs
+  int tiers = 2;                   // 3: leaves grouped into pods whose spines (aggregation) meet in a core
+  long long pod_leaves = 8;        // three tiers: leaves per pod
+  double core_oversubscription = 1; // three tiers: aggregation down-links over up-links
   bool round_robin_placement = false; // node i on leaf i mod leaves instead of packed
 };
 

@@ -209,6 +209,24 @@ TEST_CASE("dragonfly of two groups: ring and hierarchical across the global link
   CHECK(allreduce_s(on_dragonfly("hierarchical")) == rel(hier, 0.01));
 }
 
+TEST_CASE("three-tier fat-tree: core oversubscription halves the cross-pod rounds") {
+  // One GPU per leaf, pods of 2 leaves (one spine each), 4 pods. Halving-doubling's distance-1 round
+  // stays in a pod; distances 2 and 4 cross pods: both GPUs of a pod send through their spine's core
+  // up-links, 2 of them non-blocking (one flow each), 1 at 2:1 (two flows share it).
+  const double b = 25e9;
+  auto fat_tree = [&](double core_oversubscription) {
+    sim::Scenario s = on_cluster(8, 1, 300e9, b, "halving-doubling");
+    s.fabric.cluster.leaf_ports = 1;
+    s.fabric.cluster.tiers = 3;
+    s.fabric.cluster.pod_leaves = 2;
+    s.fabric.cluster.core_oversubscription = core_oversubscription;
+    return s;
+  };
+  const double d = gradient(fat_tree(1));
+  CHECK(allreduce_s(fat_tree(1)) == rel(2.0 * (d / 2 + d / 4 + d / 8) / b, 0.01));
+  CHECK(allreduce_s(fat_tree(2)) == rel(2.0 * (d / 2 + 2 * d / 4 + 2 * d / 8) / b, 0.01));
+}
+
 TEST_CASE("oversubscribed fat-tree k:1: a flat ring whose hops all cross the spine slows k-fold") {
   // One GPU per server, 4 NICs per leaf, servers dealt round-robin to the 4 leaves: in rank order
   // every ring hop leaves its leaf. A leaf's 4 flows share its 4/k up-links: B/k each.
