@@ -16,6 +16,14 @@ using topologies::NodeKind;
 
 namespace {
 
+// Both directions of a split-duplex link carry the fabric link's energy and class.
+void note_link(Platform& platform, const topologies::FabricLink& spec) {
+  for (const char* dir : {"_UP", "_DOWN"}) {
+    platform.pj_per_bit[spec.name + dir] = spec.pj_per_bit;
+    platform.link_class[spec.name + dir] = spec.link_class;
+  }
+}
+
 // A star: one switch, every edge joins a GPU to it.
 bool is_star(const FabricGraph& graph) {
   long long switches = 0;
@@ -42,10 +50,7 @@ Platform build_routed_platform(const FabricGraph& graph, const std::vector<doubl
     const topologies::FabricLink& spec = graph[*e];
     links[topologies::edge_index(graph, *e)] =
         zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
-    for (const char* dir : {"_UP", "_DOWN"}) {
-      platform.pj_per_bit[spec.name + dir] = spec.pj_per_bit;
-      platform.link_class[spec.name + dir] = spec.link_class;
-    }
+    note_link(platform, spec);
   }
   topologies::RouteFinder routes(graph);
   std::set<std::pair<long long, long long>> done;
@@ -82,10 +87,7 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
     // UP carries what the GPU sends, DOWN what it receives: full duplex.
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
-    for (const char* dir : {"_UP", "_DOWN"}) {
-      platform.pj_per_bit[spec.name + dir] = spec.pj_per_bit;
-      platform.link_class[spec.name + dir] = spec.link_class;
-    }
+    note_link(platform, spec);
     platform.gpus.push_back(host);
   }
   zone->seal();

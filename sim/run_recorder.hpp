@@ -25,6 +25,13 @@ struct GpuTotals {
   double bytes_received = 0;
   double finish_time_s = 0;
   long long activities = 0;
+
+  double time_s(PhaseKind kind) const { return phase_time_s[static_cast<size_t>(kind)]; }
+  // Forward and backward phases of all micro-batches.
+  double compute_time_s() const {
+    return time_s(PhaseKind::FwdGemm) + time_s(PhaseKind::FwdElementwise) + time_s(PhaseKind::BwdGemm) +
+           time_s(PhaseKind::BwdElementwise);
+  }
 };
 
 // Where a phase sits in the run.

@@ -36,12 +36,10 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   const double steps = double(s.steps);
   double busiest_comm_s = 0;
   for (const GpuTotals& t : totals) {
-    using K = PhaseKind;
-    busiest_comm_s = std::max(busiest_comm_s, t.phase_time_s[static_cast<size_t>(K::AllReduce)]);
-    auto time = [&](K k) { return t.phase_time_s[static_cast<size_t>(k)]; };
-    m.t_compute_s += time(K::FwdGemm) + time(K::FwdElementwise) + time(K::BwdGemm) + time(K::BwdElementwise);
-    m.t_allreduce_s += time(K::AllReduce);
-    m.t_optimizer_s += time(K::Optimizer);
+    busiest_comm_s = std::max(busiest_comm_s, t.time_s(PhaseKind::AllReduce));
+    m.t_compute_s += t.compute_time_s();
+    m.t_allreduce_s += t.time_s(PhaseKind::AllReduce);
+    m.t_optimizer_s += t.time_s(PhaseKind::Optimizer);
     m.flops += t.flops;
     m.hbm_bytes += t.hbm_bytes;
     m.e_arith_j += t.e_arith_j;

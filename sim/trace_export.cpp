@@ -37,13 +37,11 @@ std::vector<trace::GpuSummaryRow> per_gpu_rows(const Scenario& s, const RunResul
   std::vector<trace::GpuSummaryRow> rows;
   for (size_t g = 0; g < r.per_gpu.size(); ++g) {
     const GpuTotals& t = r.per_gpu[g];
-    auto time = [&](PhaseKind k) { return t.phase_time_s[static_cast<size_t>(k)]; };
     trace::GpuSummaryRow row;
     row.gpu = static_cast<int32_t>(g);
-    row.t_compute_s = time(PhaseKind::FwdGemm) + time(PhaseKind::FwdElementwise) + time(PhaseKind::BwdGemm) +
-                      time(PhaseKind::BwdElementwise);
-    row.t_allreduce_s = time(PhaseKind::AllReduce);
-    row.t_optimizer_s = time(PhaseKind::Optimizer);
+    row.t_compute_s = t.compute_time_s();
+    row.t_allreduce_s = t.time_s(PhaseKind::AllReduce);
+    row.t_optimizer_s = t.time_s(PhaseKind::Optimizer);
     row.t_wait_s = r.makespan_s - t.finish_time_s;
     row.flops = t.flops;
     row.hbm_bytes = t.hbm_bytes;
@@ -64,6 +62,7 @@ std::vector<trace::GpuSummaryRow> per_gpu_rows(const Scenario& s, const RunResul
 void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& recorder, const trace::TraceBuffer& trace,
                   const OutputOptions& output) {
   if (!output.trace_path.empty()) {
+    const model::MemoryFootprint footprint = scenario_footprint(s);
     trace::TraceContents c;
     c.text_attributes = {{"memwall_version", MEMWALL_VERSION},
                          {"simgrid_version", SIMGRID_VERSION_STRING},
@@ -73,8 +72,8 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
                          {"gpu", s.gpu.name},
                          {"fabric", topologies::describe_fabric(s.fabric)},
                          {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)},
-                         {"oom", scenario_footprint(s).fits() ? "false" : "true"},
-                         {"memory", scenario_footprint(s).describe()}};
+                         {"oom", footprint.fits() ? "false" : "true"},
+                         {"memory", footprint.describe()}};
     const nlohmann::json record = result_to_json(s, r);
     for (const auto& [key, value] : record.items()) {
       if (value.is_number())

@@ -21,8 +21,8 @@ using model::InputNode;
 
 namespace {
 
-LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
-  node.check_keys({"bandwidth", "latency", "pj_per_bit"});
+// bandwidth, latency and pj_per_bit of `node` (a link mapping, or a fabric whose links are all alike).
+LinkFigures read_link_figures(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
   LinkFigures f = defaults;
   if (auto c = node.optional_child("bandwidth"))
     f.bytes_per_s = c->as_positive_quantity(Dimension::Bandwidth);
@@ -35,14 +35,20 @@ LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwid
   return f;
 }
 
+LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
+  node.check_keys({"bandwidth", "latency", "pj_per_bit"});
+  return read_link_figures(node, defaults, bandwidth_required);
+}
+
 void parse_star(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "bandwidth", "latency", "pj_per_bit", "gpu_links"});
-  spec.link_bytes_per_s = node.child("bandwidth").as_positive_quantity(Dimension::Bandwidth);
-  if (auto c = node.optional_child("latency"))
-    spec.link_latency_s = c->as_non_negative_quantity(Dimension::Time);
-  spec.pj_per_bit = spec.kind == "nvlink-node" ? kNvlinkPjPerBit : 0.0; // the seed's star is idealised
-  if (auto c = node.optional_child("pj_per_bit"))
-    spec.pj_per_bit = c->as_non_negative_number();
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "bandwidth",
+                   "latency", "pj_per_bit", "gpu_links"});
+  // The seed's star is idealised: no network energy unless asked for.
+  const LinkFigures f =
+      read_link_figures(node, {0, 0, spec.kind == "nvlink-node" ? kNvlinkPjPerBit : 0.0}, true);
+  spec.link_bytes_per_s = f.bytes_per_s;
+  spec.link_latency_s = f.latency_s;
+  spec.pj_per_bit = f.pj_per_bit;
   if (auto c = node.optional_child("gpu_links")) {
     for (const auto& item : c->elements()) {
       item.check_keys({"gpu", "bandwidth", "latency"});
@@ -59,9 +65,9 @@ void parse_star(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_cluster(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "gpus_per_node", "nvlink", "nic", "nics", "uplink",
-                   "leaf_ports", "oversubscription", "rail_optimized", "placement", "tiers", "pod_leaves",
-                   "core_oversubscription"});
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "gpus_per_node",
+                   "nvlink", "nic", "nics", "uplink", "leaf_ports", "oversubscription", "rail_optimized",
+                   "placement", "tiers", "pod_leaves", "core_oversubscription"});
   ClusterParams& c = spec.cluster;
   c.gpus_per_node = node.child("gpus_per_node").as_positive_integer();
   c.nvlink = parse_link(node.child("nvlink"), c.nvlink, true);
@@ -104,23 +110,20 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_torus(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "dims", "bandwidth", "latency", "pj_per_bit"});
+  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "dims",
+                   "bandwidth", "latency", "pj_per_bit"});
   const InputNode dims = node.child("dims");
   for (const auto& d : dims.elements())
     spec.torus.dims.push_back(d.as_positive_integer());
   if (spec.torus.dims.size() < 2 || spec.torus.dims.size() > 3)
     dims.fail("a torus has 2 or 3 dimensions");
-  spec.torus.link.bytes_per_s = node.child("bandwidth").as_positive_quantity(Dimension::Bandwidth);
-  if (auto c = node.optional_child("latency"))
-    spec.torus.link.latency_s = c->as_non_negative_quantity(Dimension::Time);
-  if (auto c = node.optional_child("pj_per_bit"))
-    spec.torus.link.pj_per_bit = c->as_non_negative_number();
+  spec.torus.link = read_link_figures(node, spec.torus.link, true);
 }
 
 void parse_dragonfly(const InputNode& node, FabricSpec& spec) {
   node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "groups",
-                   "routers_per_group", "gpus_per_router", "global_links_per_router", "gpu_link", "local_link",
-                   "global_link"});
+                   "routers_per_group", "gpus_per_router", "global_links_per_router", "gpu_link",
+                   "local_link", "global_link"});
   DragonflyParams& d = spec.dragonfly;
   d.groups = node.child("groups").as_positive_integer();
   d.routers_per_group = node.child("routers_per_group").as_positive_integer();
@@ -133,7 +136,8 @@ void parse_dragonfly(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_graph(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "nodes", "links"});
+  node.check_keys(
+      {"kind", "name", "source", "description", "efficiency", "message_latency", "nodes", "links"});
   for (const auto& n : node.child("nodes").elements()) {
     n.check_keys({"name", "kind"});
     GraphNode g{n.child("name").as_string(), n.child("kind").as_string()};
@@ -218,7 +222,8 @@ FabricSpec parse_fabric(const InputNode& node) {
   else if (spec.kind == "graph")
     parse_graph(node, spec);
   else
-    kind.fail("unknown fabric kind '" + spec.kind + "' (known: star, nvlink-node, cluster, torus, dragonfly, graph)");
+    kind.fail("unknown fabric kind '" + spec.kind +
+              "' (known: star, nvlink-node, cluster, torus, dragonfly, graph)");
   if (auto e = node.optional_child("efficiency")) {
     spec.efficiency = e->as_positive_number();
     if (spec.efficiency > 1)
@@ -229,7 +234,9 @@ FabricSpec parse_fabric(const InputNode& node) {
   return spec;
 }
 
-FabricSpec load_fabric_file(const std::string& path) { return parse_fabric(InputNode::load_file(path)); }
+FabricSpec load_fabric_file(const std::string& path) {
+  return parse_fabric(InputNode::load_file(path));
+}
 
 std::string describe_fabric(const FabricSpec& spec) {
   std::ostringstream out;
@@ -265,7 +272,8 @@ std::string describe_fabric(const FabricSpec& spec) {
     link("nic", c.nic);
     link("uplink", c.uplink);
     out << ", nics: " << (c.nic_per_gpu ? "per-gpu" : "per-node") << ", leaf_ports: " << c.leaf_ports
-        << ", oversubscription: " << c.oversubscription << ", rail_optimized: " << (c.rail_optimized ? "true" : "false")
+        << ", oversubscription: " << c.oversubscription
+        << ", rail_optimized: " << (c.rail_optimized ? "true" : "false")
         << ", placement: " << (c.round_robin_placement ? "round-robin" : "packed") << ", tiers: " << c.tiers;
     if (c.tiers == 3)
       out << ", pod_leaves: " << c.pod_leaves << ", core_oversubscription: " << c.core_oversubscription;
@@ -278,7 +286,8 @@ std::string describe_fabric(const FabricSpec& spec) {
   } else if (spec.kind == "dragonfly") {
     const DragonflyParams& d = spec.dragonfly;
     out << ", groups: " << d.groups << ", routers_per_group: " << d.routers_per_group
-        << ", gpus_per_router: " << d.gpus_per_router << ", global_links_per_router: " << d.global_links_per_router;
+        << ", gpus_per_router: " << d.gpus_per_router
+        << ", global_links_per_router: " << d.global_links_per_router;
     link("gpu_link", d.gpu_link);
     link("local_link", d.local_link);
     link("global_link", d.global_link);
