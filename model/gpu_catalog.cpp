@@ -10,8 +10,8 @@ namespace memwall::model {
 
 GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
-                   "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency", "hbm_efficiency",
-                   "source"});
+                   "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency", "attention_efficiency",
+                   "hbm_efficiency", "source"});
   GpuSpec g = base ? *base : GpuSpec{};
   if (base)
     g.source = "based on " + base->name;
@@ -37,12 +37,7 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   read("tdp", Dimension::Power, g.tdp_w);
   read("nvlink", Dimension::Bandwidth, g.nvlink_bytes_per_s);
   read("ib", Dimension::Bandwidth, g.ib_bytes_per_s);
-  for (auto [key, field] : {std::pair{"gemm_efficiency", &g.gemm_efficiency}, std::pair{"hbm_efficiency", &g.hbm_efficiency}})
-    if (auto c = node.optional_child(key)) {
-      *field = c->as_positive_number();
-      if (*field > 1)
-        c->fail("an efficiency is a fraction in (0, 1]");
-    }
+  parse_efficiencies(node, g);
   if (auto c = node.optional_child("source"))
     g.source = c->as_string();
   if (g.p_static_w > g.tdp_w)

@@ -1,7 +1,10 @@
 // One GPU's figures, as the seed's GPUS table holds them, plus HBM capacity.
 #pragma once
 
+#include "gpu_efficiency.hpp"
+
 #include <string>
+#include <vector>
 
 namespace memwall::model {
 
@@ -20,6 +23,8 @@ struct GpuSpec {
   double nvlink_bytes_per_s = 0;     // per direction
   double ib_bytes_per_s = 0;         // one NIC, per direction
   double gemm_efficiency = 1;        // achieved fraction of peak on GEMMs (1: the seed's ideal)
+  std::vector<EfficiencyPoint> gemm_efficiency_curve; // by GEMM size; when set, it replaces the constant
+  double attention_efficiency = 0;   // attention FLOPs' fraction of peak; 0: as the GEMMs
   double hbm_efficiency = 1;         // achieved fraction of HBM bandwidth (1: the seed's ideal)
   std::string source;                // where the figures come from
 };

@@ -18,8 +18,9 @@ LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const 
   const double params = params_per_layer(hidden);
   LayerCost c;
   c.flops = 72.0 * d * d * tokens; // fwd 24 d^2 + bwd 48 d^2 per token
-  if (seq_len > 0)                 // attention: fwd 4 s d, bwd ~8 s d with recompute
-    c.flops += 12.0 * double(seq_len) * d * tokens;
+  if (seq_len > 0) // attention: fwd 4 s d, bwd ~8 s d with recompute
+    c.attention_flops = 12.0 * double(seq_len) * d * tokens;
+  c.flops += c.attention_flops;
   // W streams once per micro-batch, plus one extra stream per L2-sized input chunk once the T x d input
   // no longer fits in L2 (Hong-Kung bound); the seed sums the two regimes.
   const double z = usable_l2_elements(gpu, traffic);

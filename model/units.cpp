@@ -45,6 +45,8 @@ std::optional<double> factor_for(std::string_view unit, Dimension dimension) {
   }
   case Dimension::FlopRate:
     return with_prefixes("FLOP/s", 1.0);
+  case Dimension::Flops:
+    return with_prefixes("FLOP", 1.0);
   case Dimension::Time: {
     constexpr std::array<UnitFactor, 5> times{{{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
     for (const auto& t : times)
@@ -82,6 +84,8 @@ std::string dimension_examples(Dimension dimension) {
     return "80GB, 40MB, 64GiB or a number of bytes";
   case Dimension::FlopRate:
     return "312TFLOP/s or a number in FLOP/s";
+  case Dimension::Flops:
+    return "0.2TFLOP, 5GFLOP or a number of FLOPs";
   case Dimension::Energy:
     return "60pJ, 0.9pJ or a number in joules";
   case Dimension::Power:

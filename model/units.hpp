@@ -1,4 +1,4 @@
-// Parsing of quantities with units ("25GB/s", "200Gb/s", "1us", "80GB", "312TFLOP/s", "60pJ", "400W").
+// Parsing of quantities with units ("25GB/s", "200Gb/s", "1us", "80GB", "312TFLOP/s", "0.2TFLOP", "60pJ", "400W").
 // A plain number is taken in the SI base unit of its dimension (bytes/s, s, bytes, FLOP/s, J, W).
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace memwall::model {
 
-enum class Dimension { Bandwidth, Time, Bytes, FlopRate, Energy, Power };
+enum class Dimension { Bandwidth, Time, Bytes, FlopRate, Flops, Energy, Power };
 
 std::string dimension_examples(Dimension dimension);
 

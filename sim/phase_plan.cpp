@@ -9,15 +9,19 @@ namespace memwall::sim {
 
 namespace {
 
-// Achieved efficiencies stretch the work: FLOPs at gemm_efficiency x peak, bytes at hbm_efficiency x bandwidth.
+// Achieved efficiencies stretch the work: weight-GEMM FLOPs at the GEMM efficiency for this micro-batch's
+// GEMM size, attention FLOPs at the attention efficiency, bytes at hbm_efficiency x bandwidth.
 struct Roofline {
-  double balance;         // FLOP per HBM byte at peak
-  double gemm_efficiency; // (0, 1]
-  double hbm_efficiency;  // (0, 1]
+  double balance;              // FLOP per HBM byte at peak
+  double gemm_efficiency;      // (0, 1]
+  double attention_efficiency; // (0, 1]
+  double hbm_efficiency;       // (0, 1]
 };
 
-PhaseCost gemm_phase(PhaseKind kind, double flops, double bytes, const Roofline& r) {
-  return {kind, flops, bytes, std::max(flops / r.gemm_efficiency, bytes * r.balance / r.hbm_efficiency)};
+// `flops` includes `attention_flops`.
+PhaseCost gemm_phase(PhaseKind kind, double flops, double attention_flops, double bytes, const Roofline& r) {
+  const double at_peak = (flops - attention_flops) / r.gemm_efficiency + attention_flops / r.attention_efficiency;
+  return {kind, flops, bytes, std::max(at_peak, bytes * r.balance / r.hbm_efficiency)};
 }
 
 PhaseCost memory_phase(PhaseKind kind, double bytes, const Roofline& r) {
@@ -29,14 +33,18 @@ PhaseCost memory_phase(PhaseKind kind, double bytes, const Roofline& r) {
 StepWork plan_step_work(const Scenario& s) {
   const model::LayerCost layer =
       model::layer_step(s.shape.hidden, s.tokens_per_microbatch, s.gpu, s.traffic, s.shape.seq_len);
-  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), s.gpu.gemm_efficiency, s.gpu.hbm_efficiency};
+  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
+  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), model::gemm_efficiency_at(s.gpu, gemm_size),
+                         model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency};
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   StepWork w;
   // Activation recompute runs each layer's forward again inside its backward.
   const double bwd_share = s.training.activation_recompute ? bwd + fwd : bwd;
-  w.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, layer.flops * fwd, layer.weight_bytes * fwd, balance);
-  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd_share, layer.weight_bytes * bwd_share, balance);
+  w.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, layer.flops * fwd, layer.attention_flops * fwd,
+                          layer.weight_bytes * fwd, balance);
+  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd_share, layer.attention_flops * bwd_share,
+                          layer.weight_bytes * bwd_share, balance);
   w.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, layer.activation_bytes * fwd, balance);
   w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd_share, balance);
   const double params = model::total_params(s.shape);

@@ -1,0 +1,73 @@
+#include "gpu_efficiency.hpp"
+
+#include "gpu_spec.hpp"
+#include "input_node.hpp"
+
+#include <cmath>
+
+namespace memwall::model {
+
+namespace {
+
+double read_fraction(const InputNode& node) {
+  const double v = node.as_positive_number();
+  if (v > 1)
+    node.fail("an efficiency is a fraction in (0, 1]");
+  return v;
+}
+
+std::vector<EfficiencyPoint> parse_curve(const InputNode& node) {
+  std::vector<EfficiencyPoint> curve;
+  for (const auto& item : node.elements()) {
+    item.require_map();
+    item.check_keys({"gemm_flops", "efficiency"});
+    EfficiencyPoint p{item.child("gemm_flops").as_positive_quantity(Dimension::Flops),
+                      read_fraction(item.child("efficiency"))};
+    if (!curve.empty() && p.gemm_flops <= curve.back().gemm_flops)
+      item.child("gemm_flops").fail("curve sizes must increase from one point to the next");
+    curve.push_back(p);
+  }
+  if (curve.empty())
+    node.fail("a GEMM efficiency curve needs at least one point");
+  return curve;
+}
+
+} // namespace
+
+double gemm_size_flops(long long hidden, double tokens) { return 2.0 * tokens * double(hidden) * double(hidden); }
+
+double gemm_efficiency_at(const GpuSpec& gpu, double gemm_flops) {
+  const auto& c = gpu.gemm_efficiency_curve;
+  if (c.empty())
+    return gpu.gemm_efficiency;
+  if (gemm_flops <= c.front().gemm_flops)
+    return c.front().efficiency;
+  for (size_t i = 1; i < c.size(); ++i)
+    if (gemm_flops <= c[i].gemm_flops) {
+      const double x = std::log(gemm_flops / c[i - 1].gemm_flops) / std::log(c[i].gemm_flops / c[i - 1].gemm_flops);
+      return c[i - 1].efficiency + x * (c[i].efficiency - c[i - 1].efficiency);
+    }
+  return c.back().efficiency;
+}
+
+double attention_efficiency_at(const GpuSpec& gpu, double gemm_flops) {
+  return gpu.attention_efficiency > 0 ? gpu.attention_efficiency : gemm_efficiency_at(gpu, gemm_flops);
+}
+
+void parse_efficiencies(const InputNode& node, GpuSpec& gpu) {
+  if (auto c = node.optional_child("gemm_efficiency")) {
+    if (c->is_sequence()) {
+      gpu.gemm_efficiency_curve = parse_curve(*c);
+      gpu.gemm_efficiency = gpu.gemm_efficiency_curve.back().efficiency;
+    } else {
+      gpu.gemm_efficiency = read_fraction(*c);
+      gpu.gemm_efficiency_curve.clear();
+    }
+  }
+  if (auto c = node.optional_child("attention_efficiency"))
+    gpu.attention_efficiency = read_fraction(*c);
+  if (auto c = node.optional_child("hbm_efficiency"))
+    gpu.hbm_efficiency = read_fraction(*c);
+}
+
+} // namespace memwall::model
