@@ -7,6 +7,9 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstddef>
 #include <map>
 
 namespace memwall::sim {
@@ -15,46 +18,50 @@ namespace sg4 = simgrid::s4u;
 
 CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform,
                                    RunRecorder& recorder, double message_latency_s, FaultLog* faults)
-    : algorithm_(schedule.algorithm), recorder_(recorder), faults_(faults) {
+    : algorithm_(schedule.algorithm), platform_(platform), recorder_(recorder), faults_(faults) {
   const size_t n = platform.gpus.size();
   const size_t rounds = schedule.rounds.size();
-  rounds_.assign(n, std::vector<RankRound>(rounds));
-  std::map<std::pair<long long, long long>, Send> route_cache;
-  for (size_t k = 0; k < rounds; ++k) {
-    const collectives::Round& round = schedule.rounds[k];
-    for (const collectives::Flow& f : round.flows) {
-      auto [it, fresh] = route_cache.try_emplace({f.src, f.dst});
-      Send& route = it->second;
-      if (fresh) {
-        std::vector<sg4::Link*> links;
-        route.latency_s = 0;
-        platform.gpus[size_t(f.src)]->route_to(platform.gpus[size_t(f.dst)], links, &route.latency_s);
-        double pj_per_bit = 0;
-        for (const sg4::Link* link : links) {
-          double link_pj = 0;
-          if (auto p = platform.pj_per_bit.find(link->get_name()); p != platform.pj_per_bit.end())
-            link_pj = p->second;
-          pj_per_bit += link_pj;
-          route.links.push_back(link->get_name());
-          recorder.register_link(link->get_name(), platform.link_class.count(link->get_name())
-                                                       ? platform.link_class.at(link->get_name())
-                                                       : "",
-                                 link->get_bandwidth(), 8.0 * link_pj * 1e-12);
+  const size_t epochs = platform.epoch_gpus.size();
+  rounds_.assign(epochs, std::vector<std::vector<RankRound>>(n, std::vector<RankRound>(rounds)));
+  for (size_t e = 0; e < epochs; ++e) {
+    const std::vector<sg4::Host*>& hosts = platform.epoch_gpus[e];
+    std::map<std::pair<long long, long long>, Send> route_cache;
+    for (size_t k = 0; k < rounds; ++k) {
+      const collectives::Round& round = schedule.rounds[k];
+      for (const collectives::Flow& f : round.flows) {
+        auto [it, fresh] = route_cache.try_emplace({f.src, f.dst});
+        Send& route = it->second;
+        if (fresh) {
+          std::vector<sg4::Link*> links;
+          route.latency_s = 0;
+          hosts[size_t(f.src)]->route_to(hosts[size_t(f.dst)], links, &route.latency_s);
+          double pj_per_bit = 0;
+          for (const sg4::Link* link : links) {
+            double link_pj = 0;
+            if (auto p = platform.pj_per_bit.find(link->get_name()); p != platform.pj_per_bit.end())
+              link_pj = p->second;
+            pj_per_bit += link_pj;
+            route.links.push_back(link->get_name());
+            recorder.register_link(link->get_name(), platform.link_class.count(link->get_name())
+                                                         ? platform.link_class.at(link->get_name())
+                                                         : "",
+                                   link->get_bandwidth(), 8.0 * link_pj * 1e-12);
+          }
+          route.j_per_byte = 8.0 * pj_per_bit * 1e-12;
         }
-        route.j_per_byte = 8.0 * pj_per_bit * 1e-12;
+        Send send = route;
+        send.dst = f.dst;
+        send.bytes = f.bytes;
+        RankRound& mine = rounds_[e][size_t(f.src)][k];
+        mine.sends.push_back(send);
+        // The aggregated message pays its route latency once; the round's other steps pay it again,
+        // and every step pays the software message latency.
+        mine.extra_latency_s =
+            std::max(mine.extra_latency_s, round.extra_latency_steps * send.latency_s +
+                                               (1.0 + round.extra_latency_steps) * message_latency_s);
+        rounds_[e][size_t(f.dst)][k].receives += 1;
+        rounds_[e][size_t(f.dst)][k].receive_bytes += f.bytes;
       }
-      Send send = route;
-      send.dst = f.dst;
-      send.bytes = f.bytes;
-      RankRound& mine = rounds_[size_t(f.src)][k];
-      mine.sends.push_back(send);
-      // The aggregated message pays its route latency once; the round's other steps pay it again,
-      // and every step pays the software message latency.
-      mine.extra_latency_s =
-          std::max(mine.extra_latency_s, round.extra_latency_steps * send.latency_s +
-                                             (1.0 + round.extra_latency_steps) * message_latency_s);
-      rounds_[size_t(f.dst)][k].receives += 1;
-      rounds_[size_t(f.dst)][k].receive_bytes += f.bytes;
     }
   }
 }
@@ -77,16 +84,34 @@ void CollectiveRunner::report_stall(long long rank, long long step, size_t round
     faults_->stall = "the all-reduce stalled at t = " + std::to_string(sg4::Engine::get_clock()) + " s (step " +
                      std::to_string(step) + ", round " + std::to_string(round) + ", GPU " + std::to_string(rank) +
                      "): a message lost its path after " + links +
-                     ". Static routes avoid only links that are down from t = 0; no retransmission is modelled.";
+                     ": no other path avoids the links down. Messages resend over another path where the fabric has one.";
   }
   sg4::Actor::kill_all();
   sg4::this_actor::exit();
 }
 
+void CollectiveRunner::note_link_down() const {
+  for (sg4::Comm* c : in_flight_)
+    left_at_fault_[c] = c->get_remaining();
+}
+
+void CollectiveRunner::forget(const sg4::CommPtr& send) const {
+  in_flight_.erase(send.get());
+  left_at_fault_.erase(send.get());
+}
+
+size_t CollectiveRunner::enter_current_epoch(long long rank) const {
+  const size_t e = platform_.epoch_at(sg4::Engine::get_clock());
+  sg4::Host* host = platform_.epoch_gpus[e][size_t(rank)];
+  if (sg4::this_actor::get_host() != host)
+    sg4::this_actor::set_host(host); // same speed: only the routes change
+  return e;
+}
+
 void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale,
                            long long sequence) const {
   const auto r = static_cast<size_t>(rank);
-  const size_t total_rounds = rounds_[r].size();
+  const size_t total_rounds = rounds_[0][r].size();
   const size_t first = part == CollectivePart::AllGather ? total_rounds / 2 : 0;
   const size_t last = part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
   const double t_start = sg4::Engine::get_clock();
@@ -94,28 +119,73 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
   for (size_t k = first; k < last; ++k) {
-    const RankRound& round = rounds_[r][k];
+    size_t epoch = enter_current_epoch(rank);
+    const RankRound& round = rounds_[epoch][r][k];
     const double t_round = sg4::Engine::get_clock();
-    std::vector<sg4::CommPtr> sends, receives;
-    for (const Send& s : round.sends)
-      sends.push_back(inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
-    std::vector<int*> slots(size_t(round.receives), nullptr);
     sg4::Mailbox* mine = inbox(rank, k, step, sequence);
-    for (int i = 0; i < round.receives; ++i)
-      receives.push_back(mine->get_async<int>(&slots[size_t(i)]));
-    std::vector<double> sent_at(sends.size());
-    try {
-      for (size_t i = 0; i < sends.size(); ++i) {
-        sends[i]->wait();
-        sent_at[i] = sg4::Engine::get_clock();
-      }
-      for (auto& c : receives)
-        c->wait();
-    } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
-      report_stall(rank, step, k);
+    // comms[i]: send i for i < sends, then the receives; a failed one is reposted in place.
+    const size_t n_sends = round.sends.size();
+    std::vector<sg4::CommPtr> comms;
+    std::vector<int*> slots(size_t(round.receives), nullptr);
+    for (const Send& s : round.sends) {
+      comms.push_back(inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
+      in_flight_.insert(comms.back().get());
     }
-    for (size_t i = 0; i < sends.size(); ++i) {
-      const Send& s = round.sends[i];
+    for (int i = 0; i < round.receives; ++i)
+      comms.push_back(mine->get_async<int>(&slots[size_t(i)]));
+    std::vector<double> sent_at(n_sends, 0.0);
+    std::vector<size_t> send_epoch(n_sends, epoch);
+    std::vector<size_t> pending(comms.size());
+    for (size_t i = 0; i < pending.size(); ++i)
+      pending[i] = i;
+    auto finish = [&](size_t slot) {
+      if (pending[slot] < n_sends) {
+        sent_at[pending[slot]] = sg4::Engine::get_clock();
+        forget(comms[pending[slot]]);
+      }
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(slot));
+    };
+    while (!pending.empty()) {
+      std::vector<sg4::CommPtr> waiting;
+      for (size_t i : pending)
+        waiting.push_back(comms[i]);
+      try {
+        finish(static_cast<size_t>(sg4::Comm::wait_any(waiting)));
+      } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
+        const size_t now = enter_current_epoch(rank);
+        if (now == epoch) // no newer routes: nothing avoids the link
+          report_stall(rank, step, k);
+        epoch = now;
+        for (size_t slot = pending.size(); slot-- > 0;) {
+          const size_t i = pending[slot];
+          bool failed = comms[i]->get_state() == sg4::Activity::State::FAILED;
+          try {
+            if (!failed && comms[i]->test()) {
+              finish(slot);
+              continue;
+            }
+          } catch (const simgrid::NetworkFailureException&) {
+            failed = true;
+          }
+          if (!failed)
+            continue;
+          if (i < n_sends) { // resend what had not arrived, over this epoch's route
+            const auto noted = left_at_fault_.find(comms[i].get());
+            const double left = noted != left_at_fault_.end() ? noted->second : round.sends[i].bytes * scale;
+            forget(comms[i]);
+            const Send& s = round.sends[i];
+            comms[i] = inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(std::ceil(left)));
+            in_flight_.insert(comms[i].get());
+            send_epoch[i] = epoch;
+          } else {
+            comms[i] = mine->get_async<int>(&slots[i - n_sends]);
+          }
+          activities += 1;
+        }
+      }
+    }
+    for (size_t i = 0; i < n_sends; ++i) {
+      const Send& s = rounds_[send_epoch[i]][r][k].sends[i];
       sent += s.bytes * scale;
       network_j += s.bytes * scale * s.j_per_byte;
       if (recorder_.tracing())
@@ -123,9 +193,10 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
             {int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sent_at[i], step}, s.links);
     }
     received_bytes += round.receive_bytes * scale;
-    activities += static_cast<long long>(sends.size() + receives.size());
-    if (round.extra_latency_s > 0) {
-      sg4::this_actor::sleep_for(round.extra_latency_s);
+    activities += static_cast<long long>(comms.size());
+    const double extra_latency_s = rounds_[epoch][r][k].extra_latency_s;
+    if (extra_latency_s > 0) {
+      sg4::this_actor::sleep_for(extra_latency_s);
       activities += 1;
     }
   }

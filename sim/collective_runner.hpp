@@ -1,6 +1,8 @@
 // Executes an all-reduce schedule with SimGrid communications: per round, every GPU posts its sends
 // and receives at once and waits for all of them, then pays the round's aggregated extra latency
 // (extra_latency_steps x its longest send route). Bandwidth sharing on links comes from SimGrid.
+// When a link goes down mid-run, the messages crossing it fail; both ends move to the platform's
+// next route epoch and the sender resends the remaining bytes over a route that avoids the link.
 #pragma once
 
 #include "collectives/schedule.hpp"
@@ -11,6 +13,8 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace memwall::sim {
@@ -32,9 +36,15 @@ public:
   void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce, double scale = 1.0,
            long long sequence = 0) const;
   const std::string& algorithm() const { return algorithm_; }
+  // Called just before a link goes down: notes the bytes each message in flight has left, which
+  // a message that then fails resends over its new route.
+  void note_link_down() const;
 
 private:
   [[noreturn]] void report_stall(long long rank, long long step, size_t round) const;
+  // Moves the calling actor to GPU `rank`'s host of the epoch in force now; returns that epoch.
+  size_t enter_current_epoch(long long rank) const;
+  void forget(const simgrid::s4u::CommPtr& send) const;
   struct Send {
     long long dst;
     double bytes;
@@ -49,9 +59,13 @@ private:
     double extra_latency_s = 0;
   };
   std::string algorithm_;
-  std::vector<std::vector<RankRound>> rounds_; // [rank][round]
+  std::vector<std::vector<std::vector<RankRound>>> rounds_; // [epoch][rank][round]
+  const Platform& platform_;
   RunRecorder& recorder_;
   FaultLog* faults_;
+  // Sends in flight, and what each had left when a link last went down (SimGrid reports 0 after).
+  mutable std::unordered_set<simgrid::s4u::Comm*> in_flight_;
+  mutable std::unordered_map<const simgrid::s4u::Comm*, double> left_at_fault_;
 };
 
 } // namespace memwall::sim

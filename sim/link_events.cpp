@@ -12,16 +12,44 @@ namespace memwall::sim {
 
 namespace sg4 = simgrid::s4u;
 
-topologies::FabricGraph without_links_down_at_start(const Scenario& s, topologies::FabricGraph graph) {
+namespace {
+
+void remove_link(topologies::FabricGraph& graph, const std::string& name) {
+  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge)
+    if (graph[*edge].name == name) {
+      boost::remove_edge(*edge, graph);
+      return;
+    }
+}
+
+} // namespace
+
+LaterFabrics fabrics_after_failures(const Scenario& s, const topologies::FabricGraph& start) {
+  LaterFabrics later;
+  topologies::FabricGraph graph = start;
   for (const auto& e : s.link_events) {
-    if (!e.down || e.at_s > 0)
+    if (!e.down || e.at_s <= 0)
       continue;
-    for (auto [edge, end] = boost::edges(graph); edge != end; ++edge)
-      if (graph[*edge].name == e.link) {
-        boost::remove_edge(*edge, graph);
-        break;
-      }
+    remove_link(graph, e.link);
+    try {
+      topologies::validate_fabric_graph(graph);
+    } catch (const std::invalid_argument&) {
+      break; // no path around it: the messages that need it will stall
+    }
+    if (!later.start_s.empty() && later.start_s.back() == e.at_s)
+      later.graphs.back() = graph; // two links down at the same time: one epoch
+    else {
+      later.graphs.push_back(graph);
+      later.start_s.push_back(e.at_s);
+    }
   }
+  return later;
+}
+
+topologies::FabricGraph without_links_down_at_start(const Scenario& s, topologies::FabricGraph graph) {
+  for (const auto& e : s.link_events)
+    if (e.down && e.at_s <= 0)
+      remove_link(graph, e.link);
   try {
     topologies::validate_fabric_graph(graph);
   } catch (const std::invalid_argument& e) {
@@ -43,6 +71,8 @@ void LinkEventActor::operator()() const {
     else
       std::snprintf(line, sizeof line, "t = %g s: %s at %g GB/s", e.at_s, e.link.c_str(), e.bytes_per_s / 1e9);
     log_.applied.emplace_back(line);
+    if (e.down && before_down_)
+      before_down_();
     for (const char* dir : {"_UP", "_DOWN"}) {
       sg4::Link* link = sg4::Link::by_name_or_null(e.link + dir);
       if (!link)

@@ -3,7 +3,9 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include <algorithm>
 #include <set>
+#include <string>
 #include <stdexcept>
 
 #include "topologies/fabric_routes.hpp"
@@ -37,33 +39,56 @@ bool is_star(const FabricGraph& graph) {
   return true;
 }
 
-Platform build_routed_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
+// Epoch-e hosts of every GPU: epoch 0 keeps the fabric's names, later ones add "@e".
+std::vector<sg4::Host*> create_hosts(sg4::NetZone* zone, const FabricGraph& graph,
+                                     const std::vector<double>& gpu_flops_per_s, size_t epoch) {
+  std::vector<sg4::Host*> hosts;
+  const std::string suffix = epoch ? std::string("@").append(std::to_string(epoch)) : std::string();
+  for (auto v : topologies::gpu_vertices(graph))
+    hosts.push_back(
+        zone->create_host(graph[v].name + suffix, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal());
+  return hosts;
+}
+
+Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs, const std::vector<double>& start_s,
+                               const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs) {
   Platform platform;
+  platform.epoch_start_s = start_s;
   auto* zone = sg4::create_full_zone("fabric");
-  const auto gpus = topologies::gpu_vertices(graph);
-  for (auto v : gpus)
-    platform.gpus.push_back(
-        zone->create_host(graph[v].name, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal());
-  std::vector<sg4::Link*> links(boost::num_edges(graph));
-  for (auto [e, end] = boost::edges(graph); e != end; ++e) {
-    const topologies::FabricLink& spec = graph[*e];
-    links[topologies::edge_index(graph, *e)] =
-        zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
+  for (size_t e = 0; e < graphs.size(); ++e)
+    platform.epoch_gpus.push_back(create_hosts(zone, *graphs[e], gpu_flops_per_s, e));
+  platform.gpus = platform.epoch_gpus.front();
+  std::unordered_map<std::string, sg4::Link*> links; // later graphs lack some of the first's edges
+  for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e) {
+    const topologies::FabricLink& spec = (*graphs.front())[*e];
+    links[spec.name] = zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
     note_link(platform, spec);
   }
-  topologies::RouteFinder routes(graph);
-  std::set<std::pair<long long, long long>> done;
-  for (const auto& [src, dst] : pairs) {
-    if (src == dst || !done.insert({src, dst}).second)
-      continue;
-    std::vector<sg4::LinkInRoute> route;
-    // A link's UP direction runs from its lower-numbered vertex to its higher one.
-    for (const auto& hop : routes.route(gpus[size_t(src)], gpus[size_t(dst)]))
-      route.emplace_back(links[topologies::edge_index(graph, hop.edge)],
-                         hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-    zone->add_route(platform.gpus[size_t(src)]->get_netpoint(), platform.gpus[size_t(dst)]->get_netpoint(), nullptr,
-                    nullptr, route, false);
+  // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
+  std::set<std::pair<long long, long long>> seen;
+  std::vector<std::pair<long long, long long>> unique;
+  for (const auto& pair : pairs)
+    if (pair.first != pair.second && seen.insert(pair).second)
+      unique.push_back(pair);
+  // A message between epochs e and f starts when the later side posts it: route it around the links
+  // down by epoch max(e, f). One graph at a time, as RouteFinder's edge index caches one graph.
+  for (size_t m = 0; m < graphs.size(); ++m) {
+    const FabricGraph& graph = *graphs[m];
+    const auto gpus = topologies::gpu_vertices(graph);
+    topologies::RouteFinder routes(graph);
+    for (const auto& [src, dst] : unique) {
+      std::vector<sg4::LinkInRoute> route;
+      // A link's UP direction runs from its lower-numbered vertex to its higher one.
+      for (const auto& hop : routes.route(gpus[size_t(src)], gpus[size_t(dst)]))
+        route.emplace_back(links.at(graph[hop.edge].name),
+                           hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      for (size_t e = 0; e <= m; ++e)
+        for (size_t f = 0; f <= m; ++f)
+          if (std::max(e, f) == m)
+            zone->add_route(platform.epoch_gpus[e][size_t(src)]->get_netpoint(),
+                            platform.epoch_gpus[f][size_t(dst)]->get_netpoint(), nullptr, nullptr, route, false);
+    }
   }
   zone->seal();
   return platform;
@@ -71,10 +96,25 @@ Platform build_routed_platform(const FabricGraph& graph, const std::vector<doubl
 
 } // namespace
 
+size_t Platform::epoch_at(double t_s) const {
+  size_t e = 0;
+  while (e + 1 < epoch_start_s.size() && epoch_start_s[e + 1] <= t_s)
+    ++e;
+  return e;
+}
+
 Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
-                        const std::vector<std::pair<long long, long long>>& pairs) {
-  if (!is_star(graph))
-    return build_routed_platform(graph, gpu_flops_per_s, pairs);
+                        const std::vector<std::pair<long long, long long>>& pairs,
+                        const std::vector<FabricGraph>& later_graphs, const std::vector<double>& later_start_s) {
+  if (!is_star(graph)) {
+    std::vector<const FabricGraph*> graphs{&graph};
+    std::vector<double> start_s{0.0};
+    for (size_t i = 0; i < later_graphs.size(); ++i) {
+      graphs.push_back(&later_graphs[i]);
+      start_s.push_back(later_start_s.at(i));
+    }
+    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs);
+  }
   Platform platform;
   const auto gpus = topologies::gpu_vertices(graph);
   auto* zone = sg4::create_star_zone("fabric");
@@ -90,6 +130,8 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
     note_link(platform, spec);
     platform.gpus.push_back(host);
   }
+  platform.epoch_gpus = {platform.gpus};
+  platform.epoch_start_s = {0.0};
   zone->seal();
   return platform;
 }

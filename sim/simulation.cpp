@@ -91,7 +91,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   std::vector<double> speeds = gpu_speed_factors(s);
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
-  const Platform platform = build_platform(graph, speeds, pairs);
+  const LaterFabrics later = fabrics_after_failures(s, graph);
+  const Platform platform = build_platform(graph, speeds, pairs, later.graphs, later.start_s);
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
@@ -99,7 +100,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   FaultLog faults;
   const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults);
   if (!s.link_events.empty())
-    sg4::Actor::create("link-events", platform.gpus.front(), LinkEventActor(s, faults));
+    sg4::Actor::create("link-events", platform.gpus.front(), LinkEventActor(s, faults, [&allreduce] { allreduce.note_link_down(); }));
   std::vector<CommQueue> streams(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
   for (long long rank = 0; rank < s.gpus; ++rank) {
     sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];

@@ -287,26 +287,49 @@ TEST_CASE("link events: a bandwidth drop half-way through the first ring round")
   CHECK(sim::run_isolated(s)["t_allreduce_s"].get<double>() == rel(3.5 * x, 0.01));
 }
 
-TEST_CASE("link events: a spine link down from the start is routed around") {
-  // One GPU per server, 2 NICs per leaf with 2 up-links (non-blocking), servers dealt round-robin
-  // to 4 leaves, ring in rank order: every hop crosses the spine. With leaf0-spine0 down, leaf 0's
-  // two outgoing and two incoming flows share its last up-link: B/2 each, the ring runs at half speed.
-  auto job = [](bool fault) {
-    sim::Scenario s = on_cluster(8, 1, 300e9, 25e9, "ring");
-    s.fabric.cluster.leaf_ports = 2;
-    s.fabric.cluster.round_robin_placement = true;
-    s.ring_order = "rank";
-    if (fault)
-      s.link_events = {{0.0, "leaf0-spine0", 0.0, true}};
-    return s;
-  };
-  const double d = gradient(job(false)), b = 25e9;
-  CHECK(allreduce_s(job(false)) == rel(2.0 * 7.0 / 8.0 * d / b, 0.01));
-  CHECK(allreduce_s(job(true)) == rel(2.0 * 2.0 * 7.0 / 8.0 * d / b, 0.01));
+namespace {
+
+// One GPU per server, 2 NICs per leaf with 2 up-links (non-blocking), servers dealt round-robin
+// to 4 leaves, ring in rank order: every hop crosses the spine.
+sim::Scenario spine_ring(std::vector<sim::Scenario::LinkEvent> events) {
+  sim::Scenario s = on_cluster(8, 1, 300e9, 25e9, "ring");
+  s.fabric.cluster.leaf_ports = 2;
+  s.fabric.cluster.round_robin_placement = true;
+  s.ring_order = "rank";
+  s.link_events = std::move(events);
+  return s;
 }
 
-TEST_CASE("link events: a link that goes down mid-run stalls the all-reduce, with a report") {
+} // namespace
+
+TEST_CASE("link events: a spine link down from the start is routed around") {
+  // With leaf0-spine0 down, leaf 0's two outgoing and two incoming flows share its last up-link:
+  // B/2 each, the ring runs at half speed.
+  const double d = gradient(spine_ring({})), b = 25e9;
+  CHECK(allreduce_s(spine_ring({})) == rel(2.0 * 7.0 / 8.0 * d / b, 0.01));
+  CHECK(allreduce_s(spine_ring({{0.0, "leaf0-spine0", 0.0, true}})) == rel(2.0 * 2.0 * 7.0 / 8.0 * d / b, 0.01));
+}
+
+TEST_CASE("link events: a spine link going down mid-run is routed around, the rest resent") {
+  // The ring's reduce-scatter and all-gather phases each move 7/8 D per GPU at B: x = 7/8 D / B each.
+  // The link fails half-way through the reduce-scatter: the flows on it resend their remaining half
+  // over leaf 0's other up-link, which leaf 0's other flows already use, so every leaf-0 flow runs at
+  // B/2 from then on: 0.5x + 0.5x B / (B/2) + x B / (B/2) = 3.5x (4x if down from the start, 2x if never).
+  const double d = gradient(spine_ring({})), b = 25e9, x = 7.0 / 8.0 * d / b;
+  const double t_compute = sim::run_isolated(spine_ring({}))["t_compute_s"].get<double>();
+  const auto faulty = sim::run_isolated(spine_ring({{t_compute + 0.5 * x, "leaf0-spine0", 0.0, true}}));
+  CHECK(faulty["t_allreduce_s"].get<double>() == rel(3.5 * x, 0.01));
+  // Resent bytes are not counted twice: every GPU still sends 2 (N-1)/N D.
+  CHECK(faulty["bytes_sent_per_gpu"].get<double>() == rel(2.0 * 7.0 / 8.0 * d, 1e-6));
+}
+
+TEST_CASE("link events: a link going down mid-run on a fabric without another path stalls, with a report") {
   sim::Scenario s = on_star(4, 20e9, "ring");
   s.link_events = {{0.001, "gpu000002-link", 0.0, true}};
   CHECK_THROWS_WITH(sim::run_isolated(s), Catch::Contains("stalled") && Catch::Contains("gpu000002-link down"));
+  // The same on a cluster: a GPU's only NIC.
+  sim::Scenario c = spine_ring({});
+  c.link_events = {{0.001, "gpu000003-nic", 0.0, true}};
+  CHECK_THROWS_WITH(sim::run_isolated(c), Catch::Contains("stalled") && Catch::Contains("no other path"));
 }
+
