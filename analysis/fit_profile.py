@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Refits a GPU profile's achieved efficiencies to published runs: a grid search over a two-point
-GEMM efficiency curve (at 0.2 and 2 TFLOP per GEMM) and the attention efficiency that minimises the
-largest |error| of `memwall run` against each scenario's `measured:` throughput. Prints the best
-candidates and the YAML lines to paste into model/gpus.yaml. Takes a few minutes (it runs every scenario of the folder 144 times).
+"""Refits a GPU profile's achieved efficiencies to published runs: a coarse grid (27 points), then a
+pattern search (steps of 0.04, halved down to 0.01) from its three best, over a two-point GEMM
+efficiency curve (at 0.2 and 2 TFLOP per GEMM) and the
+attention efficiency, minimising the largest |error| of `memwall run` against the `measured:`
+throughput of the folder's scenarios that use that GPU. Prints the result and the YAML lines to paste
+into model/gpus.yaml. Takes a few minutes.
 
 Usage: fit_profile.py GPU_NAME SCENARIO_DIR [--memwall build/memwall] [--catalog model/gpus.yaml]
 e.g.   fit_profile.py H100-SXM-calibrated scenarios/validation   (only that GPU's runs are used)
@@ -20,8 +22,8 @@ EFFICIENCY_KEY = re.compile(r"\s+(gemm_efficiency|attention_efficiency|hbm_effic
 
 
 def candidate_lines(low, high, attention):
-    return ["gemm_efficiency:", f"  - {{gemm_flops: 0.2TFLOP, efficiency: {low}}}",
-            f"  - {{gemm_flops: 2TFLOP, efficiency: {high}}}", f"attention_efficiency: {attention}"]
+    return ["gemm_efficiency:", f"  - {{gemm_flops: 0.2TFLOP, efficiency: {low:g}}}",
+            f"  - {{gemm_flops: 2TFLOP, efficiency: {high:g}}}", f"attention_efficiency: {attention:g}"]
 
 
 def with_efficiencies(catalog_text, gpu, lines):
@@ -42,9 +44,9 @@ def with_efficiencies(catalog_text, gpu, lines):
     return "\n".join(out) + "\n"
 
 
-def errors(memwall, catalog_path, scenario_dir, gpu):
+def errors(memwall, catalog_path, files, gpu):
     env = dict(os.environ, MEMWALL_GPU_CATALOG=catalog_path)
-    out = subprocess.run([memwall, "run", "--json", scenario_dir], env=env, check=True, capture_output=True,
+    out = subprocess.run([memwall, "run", "--json", *files], env=env, check=True, capture_output=True,
                          text=True).stdout
     rows = [json.loads(line) for line in out.splitlines()]
     return [r["tokens_per_s_per_gpu"] / r["measured_tokens_per_s_per_gpu"] - 1 for r in rows
@@ -59,23 +61,43 @@ def main():
     p.add_argument("--catalog", default=os.path.join(HERE, "..", "model", "gpus.yaml"))
     a = p.parse_args()
     base = open(a.catalog).read()
-    grid = itertools.product([0.36, 0.40, 0.44, 0.48], [0.58, 0.60, 0.62, 0.64, 0.66, 0.68],
-                             [0.25, 0.30, 0.35, 0.40, 0.45, 0.50])
-    results = []
+    files = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir)
+                   if f.endswith(".yaml") and re.search(rf"^gpu: {re.escape(a.gpu)}\s*$",
+                                                        open(os.path.join(a.dir, f)).read(), re.M))
+    if not files:
+        raise SystemExit(f"no scenario in {a.dir} uses {a.gpu}")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpus.yaml")
-        for low, high, attention in grid:
-            with open(path, "w") as f:
-                f.write(with_efficiencies(base, a.gpu, candidate_lines(low, high, attention)))
-            errs = errors(a.memwall, path, a.dir, a.gpu)
-            if not errs:
-                raise SystemExit(f"no run in {a.dir} uses {a.gpu} and has a measured figure")
-            results.append((max(abs(e) for e in errs), low, high, attention, errs))
-    results.sort()
-    for worst, low, high, attention, errs in results[:5]:
-        print(f"largest |error| {100 * worst:.1f}%: 0.2 TFLOP {low}, 2 TFLOP {high}, attention {attention}; "
-              + " ".join(f"{100 * e:+.1f}%" for e in errs))
-    print("\n".join(candidate_lines(*results[0][1:4])))
+        seen = {}
+
+        def worst(point):
+            key = tuple(round(v, 4) for v in point)
+            if key not in seen:
+                with open(path, "w") as f:
+                    f.write(with_efficiencies(base, a.gpu, candidate_lines(*key)))
+                errs = errors(a.memwall, path, files, a.gpu)
+                seen[key] = (max(abs(e) for e in errs), errs)
+            return seen[key][0]
+
+        def pattern_search(point):
+            step = 0.04
+            while step >= 0.01 - 1e-12:
+                moved = False
+                for i, sign in itertools.product(range(3), (1, -1)):
+                    trial = list(point)
+                    trial[i] = round(min(1.0, max(0.01, trial[i] + sign * step)), 4)
+                    if worst(trial) < worst(point):
+                        point, moved = trial, True
+                if not moved:
+                    step /= 2
+            return point
+
+        grid = sorted(itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8), (0.3, 0.5, 0.7)), key=worst)
+        point = min((pattern_search(list(start)) for start in grid[:3]), key=worst)
+        best, errs = seen[tuple(round(v, 4) for v in point)]
+    print(f"{len(files)} runs, {len(seen)} candidates tried; largest |error| {100 * best:.1f}%: "
+          + " ".join(f"{100 * e:+.1f}%" for e in errs))
+    print("\n".join(candidate_lines(*point)))
 
 
 if __name__ == "__main__":
