@@ -10,8 +10,8 @@ namespace memwall::model {
 
 GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
-                   "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency", "attention_efficiency",
-                   "hbm_efficiency", "source"});
+                   "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency",
+                   "attention_efficiency", "hbm_efficiency", "source"});
   GpuSpec g = base ? *base : GpuSpec{};
   if (base)
     g.source = "based on " + base->name;
@@ -41,11 +41,14 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   if (auto c = node.optional_child("source"))
     g.source = c->as_string();
   if (g.p_static_w > g.tdp_w)
-    node.fail("p_static (" + std::to_string(g.p_static_w) + " W) exceeds tdp (" + std::to_string(g.tdp_w) + " W)");
+    node.fail("p_static (" + std::to_string(g.p_static_w) + " W) exceeds tdp (" + std::to_string(g.tdp_w) +
+              " W)");
   return g;
 }
 
-GpuCatalog GpuCatalog::load_file(const std::string& path) { return from_node(InputNode::load_file(path)); }
+GpuCatalog GpuCatalog::load_file(const std::string& path) {
+  return from_node(InputNode::load_file(path));
+}
 
 GpuCatalog GpuCatalog::from_node(const InputNode& root) {
   root.check_keys({"gpus"});

@@ -34,7 +34,9 @@ std::vector<EfficiencyPoint> parse_curve(const InputNode& node) {
 
 } // namespace
 
-double gemm_size_flops(long long hidden, double tokens) { return 2.0 * tokens * double(hidden) * double(hidden); }
+double gemm_size_flops(long long hidden, double tokens) {
+  return 2.0 * tokens * double(hidden) * double(hidden);
+}
 
 double gemm_efficiency_at(const GpuSpec& gpu, double gemm_flops) {
   const auto& c = gpu.gemm_efficiency_curve;
@@ -44,7 +46,8 @@ double gemm_efficiency_at(const GpuSpec& gpu, double gemm_flops) {
     return c.front().efficiency;
   for (size_t i = 1; i < c.size(); ++i)
     if (gemm_flops <= c[i].gemm_flops) {
-      const double x = std::log(gemm_flops / c[i - 1].gemm_flops) / std::log(c[i].gemm_flops / c[i - 1].gemm_flops);
+      const double x =
+          std::log(gemm_flops / c[i - 1].gemm_flops) / std::log(c[i].gemm_flops / c[i - 1].gemm_flops);
       return c[i - 1].efficiency + x * (c[i].efficiency - c[i - 1].efficiency);
     }
   return c.back().efficiency;

@@ -9,29 +9,33 @@
 namespace memwall::model {
 
 struct GpuSpec {
-  std::string name;          // catalog key used in scenarios, e.g. "A100-80GB"
-  std::string display_name;  // as the seed prints it, e.g. "B200 (approx.)"
-  double peak_flops_per_s = 0;       // dense BF16 tensor-core peak
-  double hbm_bytes_per_s = 0;        // HBM bandwidth
-  double l2_bytes = 0;               // on-chip L2 capacity (for the re-blocking term)
+  std::string name;            // catalog key used in scenarios, e.g. "A100-80GB"
+  std::string display_name;    // as the seed prints it, e.g. "B200 (approx.)"
+  double peak_flops_per_s = 0; // dense BF16 tensor-core peak
+  double hbm_bytes_per_s = 0;  // HBM bandwidth
+  double l2_bytes = 0;         // on-chip L2 capacity (for the re-blocking term)
   double hbm_capacity_bytes = 0;
-  double e_hbm_j_per_byte = 0;       // all-in HBM energy (interface + on-die transport)
-  double e_flop_j_per_flop = 0;      // all-in on-chip energy per FLOP at peak
-  double e_dp_j_per_flop = 0;        // datapath-only estimate (reported, not charged)
-  double p_static_w = 0;             // idle / leakage power
+  double e_hbm_j_per_byte = 0;  // all-in HBM energy (interface + on-die transport)
+  double e_flop_j_per_flop = 0; // all-in on-chip energy per FLOP at peak
+  double e_dp_j_per_flop = 0;   // datapath-only estimate (reported, not charged)
+  double p_static_w = 0;        // idle / leakage power
   double tdp_w = 0;
-  double nvlink_bytes_per_s = 0;     // per direction
-  double ib_bytes_per_s = 0;         // one NIC, per direction
-  double gemm_efficiency = 1;        // achieved fraction of peak on GEMMs (1: the seed's ideal)
+  double nvlink_bytes_per_s = 0; // per direction
+  double ib_bytes_per_s = 0;     // one NIC, per direction
+  double gemm_efficiency = 1;    // achieved fraction of peak on GEMMs (1: the seed's ideal)
   std::vector<EfficiencyPoint> gemm_efficiency_curve; // by GEMM size; when set, it replaces the constant
-  double attention_efficiency = 0;   // attention FLOPs' fraction of peak; 0: as the GEMMs
-  double hbm_efficiency = 1;         // achieved fraction of HBM bandwidth (1: the seed's ideal)
-  std::string source;                // where the figures come from
+  double attention_efficiency = 0;                    // attention FLOPs' fraction of peak; 0: as the GEMMs
+  double hbm_efficiency = 1; // achieved fraction of HBM bandwidth (1: the seed's ideal)
+  std::string source;        // where the figures come from
 };
 
 // Machine balance beta_t: FLOP per HBM byte at which compute and HBM time are equal.
-inline double machine_balance_flops_per_byte(const GpuSpec& g) { return g.peak_flops_per_s / g.hbm_bytes_per_s; }
+inline double machine_balance_flops_per_byte(const GpuSpec& g) {
+  return g.peak_flops_per_s / g.hbm_bytes_per_s;
+}
 // Energy balance beta_E: FLOP per HBM byte at which arithmetic and HBM energy are equal.
-inline double energy_balance_flops_per_byte(const GpuSpec& g) { return g.e_hbm_j_per_byte / g.e_flop_j_per_flop; }
+inline double energy_balance_flops_per_byte(const GpuSpec& g) {
+  return g.e_hbm_j_per_byte / g.e_flop_j_per_flop;
+}
 
 } // namespace memwall::model

@@ -18,7 +18,7 @@ LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const 
   const double params = params_per_layer(hidden);
   LayerCost c;
   c.flops = 72.0 * d * d * tokens; // fwd 24 d^2 + bwd 48 d^2 per token
-  if (seq_len > 0) // attention: fwd 4 s d, bwd ~8 s d with recompute
+  if (seq_len > 0)                 // attention: fwd 4 s d, bwd ~8 s d with recompute
     c.attention_flops = 12.0 * double(seq_len) * d * tokens;
   c.flops += c.attention_flops;
   // W streams once per micro-batch, plus one extra stream per L2-sized input chunk once the T x d input
@@ -42,7 +42,8 @@ double t_min_tokens(double hidden, const GpuSpec& gpu, const TrafficConstants& t
   const double d = double(hidden);
   const double beta = machine_balance_flops_per_byte(gpu);
   // Fold the L2 re-blocking term into an effective activation constant a_eff = a + 72 d / sqrt(Z).
-  const double a_eff = traffic.a_bytes_per_token_per_d + 72.0 * d / std::sqrt(usable_l2_elements(gpu, traffic));
+  const double a_eff =
+      traffic.a_bytes_per_token_per_d + 72.0 * d / std::sqrt(usable_l2_elements(gpu, traffic));
   const double den = 72.0 * d - a_eff * beta;
   if (den <= 0)
     return std::numeric_limits<double>::infinity();

@@ -8,13 +8,13 @@
 namespace memwall::model {
 
 struct LayerCost {
-  double flops = 0;              // F = 72 d^2 T (+ 12 s d T)
-  double attention_flops = 0;    // the 12 s d T of F (0 without seq_len)
-  double weight_bytes = 0;       // B_W = P (b_w + 6 T / sqrt(Z)): weight streaming + L2 re-blocking
-  double activation_bytes = 0;   // B_act = a d T
+  double flops = 0;            // F = 72 d^2 T (+ 12 s d T)
+  double attention_flops = 0;  // the 12 s d T of F (0 without seq_len)
+  double weight_bytes = 0;     // B_W = P (b_w + 6 T / sqrt(Z)): weight streaming + L2 re-blocking
+  double activation_bytes = 0; // B_act = a d T
   double intensity_flops_per_byte = 0;
-  double t_gemm_s = 0;           // max(F / peak, B_W / bw): weights stream while tensor cores run
-  double t_elementwise_s = 0;    // B_act / bw: memory-bound, tensor cores idle
+  double t_gemm_s = 0;        // max(F / peak, B_W / bw): weights stream while tensor cores run
+  double t_elementwise_s = 0; // B_act / bw: memory-bound, tensor cores idle
   double t_s = 0;
   double e_arith_j = 0;
   double e_hbm_weights_j = 0;

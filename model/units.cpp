@@ -36,8 +36,8 @@ std::optional<double> factor_for(std::string_view unit, Dimension dimension) {
       return f;
     return with_prefixes("b/s", 0.125);
   case Dimension::Bytes: {
-    constexpr std::array<UnitFactor, 4> binary{{{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-                                                {"TiB", 1099511627776.0}}};
+    constexpr std::array<UnitFactor, 4> binary{
+        {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}}};
     for (const auto& b : binary)
       if (unit == b.suffix)
         return b.factor;
@@ -48,7 +48,8 @@ std::optional<double> factor_for(std::string_view unit, Dimension dimension) {
   case Dimension::Flops:
     return with_prefixes("FLOP", 1.0);
   case Dimension::Time: {
-    constexpr std::array<UnitFactor, 5> times{{{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
+    constexpr std::array<UnitFactor, 5> times{
+        {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
     for (const auto& t : times)
       if (unit == t.suffix)
         return t.factor;
@@ -103,7 +104,10 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dimension,
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || !std::isfinite(value)) {
     std::string message("'"); // built by appends: GCC 12 warns (-Wrestrict, falsely) on "'" + std::string
-    message.append(text).append("' is not a quantity (expected e.g. ").append(dimension_examples(dimension)).append(")");
+    message.append(text)
+        .append("' is not a quantity (expected e.g. ")
+        .append(dimension_examples(dimension))
+        .append(")");
     *error = std::move(message);
     return std::nullopt;
   }

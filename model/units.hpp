@@ -1,5 +1,5 @@
-// Parsing of quantities with units ("25GB/s", "200Gb/s", "1us", "80GB", "312TFLOP/s", "0.2TFLOP", "60pJ", "400W").
-// A plain number is taken in the SI base unit of its dimension (bytes/s, s, bytes, FLOP/s, J, W).
+// Parsing of quantities with units ("25GB/s", "200Gb/s", "1us", "80GB", "312TFLOP/s", "0.2TFLOP", "60pJ",
+// "400W"). A plain number is taken in the SI base unit of its dimension (bytes/s, s, bytes, FLOP/s, J, W).
 #pragma once
 
 #include <optional>

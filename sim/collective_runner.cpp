@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <map>
 
 namespace memwall::sim {
@@ -42,10 +42,10 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
               link_pj = p->second;
             pj_per_bit += link_pj;
             route.links.push_back(link->get_name());
-            recorder.register_link(link->get_name(), platform.link_class.count(link->get_name())
-                                                         ? platform.link_class.at(link->get_name())
-                                                         : "",
-                                   link->get_bandwidth(), 8.0 * link_pj * 1e-12);
+            recorder.register_link(
+                link->get_name(),
+                platform.link_class.count(link->get_name()) ? platform.link_class.at(link->get_name()) : "",
+                link->get_bandwidth(), 8.0 * link_pj * 1e-12);
           }
           route.j_per_byte = 8.0 * pj_per_bit * 1e-12;
         }
@@ -81,10 +81,11 @@ void CollectiveRunner::report_stall(long long rank, long long step, size_t round
     std::string links;
     for (const auto& line : faults_->applied)
       links += (links.empty() ? "" : "; ") + line;
-    faults_->stall = "the all-reduce stalled at t = " + std::to_string(sg4::Engine::get_clock()) + " s (step " +
-                     std::to_string(step) + ", round " + std::to_string(round) + ", GPU " + std::to_string(rank) +
-                     "): a message lost its path after " + links +
-                     ": no other path avoids the links down. Messages resend over another path where the fabric has one.";
+    faults_->stall =
+        "the all-reduce stalled at t = " + std::to_string(sg4::Engine::get_clock()) + " s (step " +
+        std::to_string(step) + ", round " + std::to_string(round) + ", GPU " + std::to_string(rank) +
+        "): a message lost its path after " + links +
+        ": no other path avoids the links down. Messages resend over another path where the fabric has one.";
   }
   sg4::Actor::kill_all();
   sg4::this_actor::exit();
@@ -128,7 +129,8 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
     std::vector<sg4::CommPtr> comms;
     std::vector<int*> slots(size_t(round.receives), nullptr);
     for (const Send& s : round.sends) {
-      comms.push_back(inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
+      comms.push_back(
+          inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
       in_flight_.insert(comms.back().get());
     }
     for (int i = 0; i < round.receives; ++i)
@@ -174,7 +176,8 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
             const double left = noted != left_at_fault_.end() ? noted->second : round.sends[i].bytes * scale;
             forget(comms[i]);
             const Send& s = round.sends[i];
-            comms[i] = inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(std::ceil(left)));
+            comms[i] =
+                inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(std::ceil(left)));
             in_flight_.insert(comms[i].get());
             send_epoch[i] = epoch;
           } else {
@@ -189,8 +192,8 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
       sent += s.bytes * scale;
       network_j += s.bytes * scale * s.j_per_byte;
       if (recorder_.tracing())
-        recorder_.record_message(
-            {int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sent_at[i], step}, s.links);
+        recorder_.record_message({int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sent_at[i], step},
+                                 s.links);
     }
     received_bytes += round.receive_bytes * scale;
     activities += static_cast<long long>(comms.size());

@@ -33,8 +33,8 @@ public:
   // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
   // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step
   // take distinct `sequence` numbers, so that their messages never mix.
-  void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce, double scale = 1.0,
-           long long sequence = 0) const;
+  void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce,
+           double scale = 1.0, long long sequence = 0) const;
   const std::string& algorithm() const { return algorithm_; }
   // Called just before a link goes down: notes the bytes each message in flight has left, which
   // a message that then fails resends over its new route.

@@ -69,7 +69,8 @@ void LinkEventActor::operator()() const {
     if (e.down)
       std::snprintf(line, sizeof line, "t = %g s: %s down", e.at_s, e.link.c_str());
     else
-      std::snprintf(line, sizeof line, "t = %g s: %s at %g GB/s", e.at_s, e.link.c_str(), e.bytes_per_s / 1e9);
+      std::snprintf(line, sizeof line, "t = %g s: %s at %g GB/s", e.at_s, e.link.c_str(),
+                    e.bytes_per_s / 1e9);
     log_.applied.emplace_back(line);
     if (e.down && before_down_)
       before_down_();

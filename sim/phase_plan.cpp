@@ -20,7 +20,8 @@ struct Roofline {
 
 // `flops` includes `attention_flops`.
 PhaseCost gemm_phase(PhaseKind kind, double flops, double attention_flops, double bytes, const Roofline& r) {
-  const double at_peak = (flops - attention_flops) / r.gemm_efficiency + attention_flops / r.attention_efficiency;
+  const double at_peak =
+      (flops - attention_flops) / r.gemm_efficiency + attention_flops / r.attention_efficiency;
   return {kind, flops, bytes, std::max(at_peak, bytes * r.balance / r.hbm_efficiency)};
 }
 
@@ -34,7 +35,8 @@ StepWork plan_step_work(const Scenario& s) {
   const model::LayerCost layer =
       model::layer_step(s.shape.hidden, s.tokens_per_microbatch, s.gpu, s.traffic, s.shape.seq_len);
   const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
-  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), model::gemm_efficiency_at(s.gpu, gemm_size),
+  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu),
+                         model::gemm_efficiency_at(s.gpu, gemm_size),
                          model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency};
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
@@ -50,7 +52,8 @@ StepWork plan_step_work(const Scenario& s) {
   const double params = model::total_params(s.shape);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;
-  w.optimizer = memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
+  w.optimizer = memory_phase(PhaseKind::Optimizer,
+                             model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
   w.gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * params;
   w.layer_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * model::params_per_layer(s.shape.hidden);

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <set>
-#include <string>
 #include <stdexcept>
+#include <string>
 
 #include "topologies/fabric_routes.hpp"
 
@@ -46,12 +46,13 @@ std::vector<sg4::Host*> create_hosts(sg4::NetZone* zone, const FabricGraph& grap
   const std::string suffix = epoch ? std::string("@").append(std::to_string(epoch)) : std::string();
   for (auto v : topologies::gpu_vertices(graph))
     hosts.push_back(
-        zone->create_host(graph[v].name + suffix, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal());
+        zone->create_host(graph[v].name + suffix, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))
+            ->seal());
   return hosts;
 }
 
-Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs, const std::vector<double>& start_s,
-                               const std::vector<double>& gpu_flops_per_s,
+Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
+                               const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs) {
   Platform platform;
   platform.epoch_start_s = start_s;
@@ -62,7 +63,8 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs, co
   std::unordered_map<std::string, sg4::Link*> links; // later graphs lack some of the first's edges
   for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e) {
     const topologies::FabricLink& spec = (*graphs.front())[*e];
-    links[spec.name] = zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
+    links[spec.name] =
+        zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
     note_link(platform, spec);
   }
   // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
@@ -87,7 +89,8 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs, co
         for (size_t f = 0; f <= m; ++f)
           if (std::max(e, f) == m)
             zone->add_route(platform.epoch_gpus[e][size_t(src)]->get_netpoint(),
-                            platform.epoch_gpus[f][size_t(dst)]->get_netpoint(), nullptr, nullptr, route, false);
+                            platform.epoch_gpus[f][size_t(dst)]->get_netpoint(), nullptr, nullptr, route,
+                            false);
     }
   }
   zone->seal();
@@ -105,7 +108,8 @@ size_t Platform::epoch_at(double t_s) const {
 
 Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
-                        const std::vector<FabricGraph>& later_graphs, const std::vector<double>& later_start_s) {
+                        const std::vector<FabricGraph>& later_graphs,
+                        const std::vector<double>& later_start_s) {
   if (!is_star(graph)) {
     std::vector<const FabricGraph*> graphs{&graph};
     std::vector<double> start_s{0.0};
@@ -123,7 +127,8 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
         zone->create_host(graph[v].name, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal();
     const auto edge = *boost::out_edges(v, graph).first;
     const topologies::FabricLink& spec = graph[edge];
-    sg4::Link* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
+    sg4::Link* link =
+        zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
     // UP carries what the GPU sends, DOWN what it receives: full duplex.
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);

@@ -20,9 +20,9 @@ struct Platform {
   // links down by epoch max(e, f); actors move to the current epoch's host to use its routes.
   std::vector<std::vector<simgrid::s4u::Host*>> epoch_gpus; // [epoch][rank]; [0] is `gpus`
   std::vector<double> epoch_start_s;
-  size_t epoch_at(double t_s) const; // the epoch in force at t_s
-  std::unordered_map<std::string, double> pj_per_bit;       // by SimGrid link name (both directions)
-  std::unordered_map<std::string, std::string> link_class;  // by SimGrid link name
+  size_t epoch_at(double t_s) const;                       // the epoch in force at t_s
+  std::unordered_map<std::string, double> pj_per_bit;      // by SimGrid link name (both directions)
+  std::unordered_map<std::string, std::string> link_class; // by SimGrid link name
 };
 
 // `pairs`: the (src, dst) ranks that will communicate. A star becomes SimGrid's star zone (every

@@ -43,6 +43,10 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["gpu"] = s.gpu.name;
   j["gpus"] = s.gpus;
   j["gpu_peak_flops_per_s"] = s.gpu.peak_flops_per_s;
+  // The achieved efficiencies this scenario's micro-batch gets (a curve is read at its GEMM size).
+  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
+  j["gemm_efficiency"] = model::gemm_efficiency_at(s.gpu, gemm_size);
+  j["attention_efficiency"] = model::attention_efficiency_at(s.gpu, gemm_size);
   j["microbatches"] = s.microbatches;
   j["steps"] = s.steps;
   j["collective"] = r.collective;

@@ -4,8 +4,8 @@
 #include "gpu_actor.hpp"
 #include "link_events.hpp"
 #include "platform_builder.hpp"
-#include "trace_export.hpp"
 #include "topologies/fabric_loader.hpp"
+#include "trace_export.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -46,8 +46,8 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
     m.e_hbm_j += t.e_hbm_j;
     m.e_network_j += t.e_network_j;
   }
-  for (double* field : {&m.t_compute_s, &m.t_allreduce_s, &m.t_optimizer_s, &m.flops, &m.hbm_bytes, &m.e_arith_j,
-                        &m.e_hbm_j, &m.e_network_j})
+  for (double* field : {&m.t_compute_s, &m.t_allreduce_s, &m.t_optimizer_s, &m.flops, &m.hbm_bytes,
+                        &m.e_arith_j, &m.e_hbm_j, &m.e_network_j})
     *field /= gpus * steps;
   m.params = model::total_params(s.shape);
   m.tokens_per_gpu = s.tokens_per_microbatch * double(s.microbatches);
@@ -79,7 +79,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const collectives::CollectiveChoice choice =
       collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes);
   if (!choice.estimates_s.empty()) {
-    std::string line = s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";
+    std::string line =
+        s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";
     for (const auto& [name, t] : choice.estimates_s)
       line += " " + name + " " + std::to_string(t) + " s";
     std::fprintf(stderr, "memwall: %s)\n", line.c_str());
@@ -100,7 +101,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   FaultLog faults;
   const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults);
   if (!s.link_events.empty())
-    sg4::Actor::create("link-events", platform.gpus.front(), LinkEventActor(s, faults, [&allreduce] { allreduce.note_link_down(); }));
+    sg4::Actor::create("link-events", platform.gpus.front(),
+                       LinkEventActor(s, faults, [&allreduce] { allreduce.note_link_down(); }));
   std::vector<CommQueue> streams(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
   for (long long rank = 0; rank < s.gpus; ++rank) {
     sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];

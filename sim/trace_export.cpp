@@ -59,21 +59,22 @@ std::vector<trace::GpuSummaryRow> per_gpu_rows(const Scenario& s, const RunResul
 
 } // namespace
 
-void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& recorder, const trace::TraceBuffer& trace,
-                  const OutputOptions& output) {
+void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& recorder,
+                  const trace::TraceBuffer& trace, const OutputOptions& output) {
   if (!output.trace_path.empty()) {
     const model::MemoryFootprint footprint = scenario_footprint(s);
     trace::TraceContents c;
-    c.text_attributes = {{"memwall_version", MEMWALL_VERSION},
-                         {"simgrid_version", SIMGRID_VERSION_STRING},
-                         {"scenario_name", s.name},
-                         {"scenario_file", s.file},
-                         {"scenario_yaml", s.yaml_text},
-                         {"gpu", s.gpu.name},
-                         {"fabric", topologies::describe_fabric(s.fabric)},
-                         {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)},
-                         {"oom", footprint.fits() ? "false" : "true"},
-                         {"memory", footprint.describe()}};
+    c.text_attributes = {
+        {"memwall_version", MEMWALL_VERSION},
+        {"simgrid_version", SIMGRID_VERSION_STRING},
+        {"scenario_name", s.name},
+        {"scenario_file", s.file},
+        {"scenario_yaml", s.yaml_text},
+        {"gpu", s.gpu.name},
+        {"fabric", topologies::describe_fabric(s.fabric)},
+        {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)},
+        {"oom", footprint.fits() ? "false" : "true"},
+        {"memory", footprint.describe()}};
     const nlohmann::json record = result_to_json(s, r);
     for (const auto& [key, value] : record.items()) {
       if (value.is_number())

@@ -46,20 +46,30 @@ int gpus_command() {
   const auto& catalog = model::GpuCatalog::builtin();
   const model::TrafficConstants traffic;
   std::cout << "GPU catalog: " << model::GpuCatalog::default_path() << "\n";
-  std::cout << model::format("%-18s %9s %8s %7s %7s %7s %7s %6s %8s %8s %11s\n", "GPU", "peak TF/s", "HBM TB/s",
-                             "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k", "NVLink GB/s");
+  std::cout << model::format("%-22s %9s %8s %7s %7s %7s %7s %6s %8s %8s %11s %10s %5s\n", "GPU", "peak TF/s",
+                             "HBM TB/s", "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k",
+                             "NVLink GB/s", "GEMM eff", "attn");
   for (const auto& g : catalog.gpus()) {
     const double t_min = model::t_min_tokens(4096, g, traffic);
-    std::cout << model::format("%-18s %9.0f %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f\n",
-                               g.display_name.c_str(), g.peak_flops_per_s / 1e12, g.hbm_bytes_per_s / 1e12,
+    // A curve shows its range, from its smallest GEMM size to its largest.
+    const std::string gemm = g.gemm_efficiency_curve.empty()
+                                 ? model::format("%.2f", g.gemm_efficiency)
+                                 : model::format("%.2f-%.2f", g.gemm_efficiency_curve.front().efficiency,
+                                                 g.gemm_efficiency_curve.back().efficiency);
+    const std::string attention =
+        g.attention_efficiency > 0 ? model::format("%.2f", g.attention_efficiency) : std::string("=GEMM");
+    std::cout << model::format("%-22s %9.0f %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f %10s %5s\n",
+                               g.name.c_str(), g.peak_flops_per_s / 1e12, g.hbm_bytes_per_s / 1e12,
                                g.hbm_capacity_bytes / 1e9, g.l2_bytes / 1e6, g.tdp_w,
-                               model::machine_balance_flops_per_byte(g), model::energy_balance_flops_per_byte(g),
-                               model::d_min_hidden(g, traffic),
+                               model::machine_balance_flops_per_byte(g),
+                               model::energy_balance_flops_per_byte(g), model::d_min_hidden(g, traffic),
                                std::isfinite(t_min) ? model::format("%.0f", t_min).c_str() : "never",
-                               g.nvlink_bytes_per_s / 1e9);
+                               g.nvlink_bytes_per_s / 1e9, gemm.c_str(), attention.c_str());
   }
-  std::cout << "beta_t, beta_E in FLOP/B; d_min: smallest hidden size that can reach beta_t; "
-               "T_min@4k: tokens per weight visit needed at d = 4096.\n";
+  std::cout
+      << "beta_t, beta_E in FLOP/B; d_min: smallest hidden size that can reach beta_t; "
+         "T_min@4k: tokens per weight visit needed at d = 4096; GEMM eff, attn: achieved fractions of peak\n"
+         "(a range: a curve by GEMM size; see each entry's source in the catalog).\n";
   return kExitOk;
 }
 

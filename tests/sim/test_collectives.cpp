@@ -27,11 +27,16 @@ sim::Scenario job(long long gpus, const std::string& collective) {
   return s;
 }
 
-double gradient(const sim::Scenario& s) { return 2.0 * model::total_params(s.shape); }
+double gradient(const sim::Scenario& s) {
+  return 2.0 * model::total_params(s.shape);
+}
 
-double allreduce_s(const sim::Scenario& s) { return sim::run_isolated(s)["t_allreduce_s"].get<double>(); }
+double allreduce_s(const sim::Scenario& s) {
+  return sim::run_isolated(s)["t_allreduce_s"].get<double>();
+}
 
-sim::Scenario on_star(long long n, double b, const std::string& collective, const std::string& kind = "star") {
+sim::Scenario on_star(long long n, double b, const std::string& collective,
+                      const std::string& kind = "star") {
   sim::Scenario s = job(n, collective);
   s.fabric.kind = kind;
   s.fabric.link_bytes_per_s = b;
@@ -156,7 +161,8 @@ TEST_CASE("cluster: double binary tree, NVLink inside servers, NICs between them
   sim::Scenario s = on_cluster(n, g, b_nv, b_nic, "tree");
   s.fabric.cluster.leaf_ports = 16;
   const double half = gradient(s) / 2;
-  std::map<std::pair<long long, int>, double> load; // (gpu, link: 0 nvlink up, 1 nvlink down, 2 nic up, 3 nic down)
+  std::map<std::pair<long long, int>, double>
+      load; // (gpu, link: 0 nvlink up, 1 nvlink down, 2 nic up, 3 nic down)
   for (auto [child, parent] : tree_flows(n)) {
     const bool same_server = child / g == parent / g;
     load[{child, same_server ? 0 : 2}] += half;
@@ -201,7 +207,8 @@ TEST_CASE("dragonfly of two groups: ring and hierarchical across the global link
     return s;
   };
   const double d = gradient(on_dragonfly("ring"));
-  // Ring: hops 3 -> 4 and 7 -> 0 cross the global link in opposite directions, alone: the slower link paces it.
+  // Ring: hops 3 -> 4 and 7 -> 0 cross the global link in opposite directions, alone: the slower link paces
+  // it.
   CHECK(allreduce_s(on_dragonfly("ring")) == rel(2.0 * 7.0 / 8.0 * d / b_global, 0.01));
   // Hierarchical: a ring of 4 inside each router on the GPU links, then the 4 rails' inter-group
   // rings of D/4 share the global link (B_global / 4 each way).
@@ -254,7 +261,8 @@ TEST_CASE("two flows crossing one link in the same direction split it") {
   sim::Scenario s = job(4, "ring");
   s.ring_order = "rank";
   s.fabric.kind = "graph";
-  s.fabric.graph.nodes = {{"a", "gpu"}, {"c", "gpu"}, {"b", "gpu"}, {"d", "gpu"}, {"s", "switch"}, {"t", "switch"}};
+  s.fabric.graph.nodes = {{"a", "gpu"}, {"c", "gpu"},    {"b", "gpu"},
+                          {"d", "gpu"}, {"s", "switch"}, {"t", "switch"}};
   const topologies::LinkFigures f{10e9, 0, 0};
   s.fabric.graph.links = {{"a", "s", f}, {"b", "s", f}, {"c", "t", f}, {"d", "t", f}, {"s", "t", f}};
   CHECK(allreduce_s(s) == rel(2.0 * 3.0 / 4.0 * gradient(s) / (10e9 / 2), 0.01));
@@ -307,7 +315,8 @@ TEST_CASE("link events: a spine link down from the start is routed around") {
   // B/2 each, the ring runs at half speed.
   const double d = gradient(spine_ring({})), b = 25e9;
   CHECK(allreduce_s(spine_ring({})) == rel(2.0 * 7.0 / 8.0 * d / b, 0.01));
-  CHECK(allreduce_s(spine_ring({{0.0, "leaf0-spine0", 0.0, true}})) == rel(2.0 * 2.0 * 7.0 / 8.0 * d / b, 0.01));
+  CHECK(allreduce_s(spine_ring({{0.0, "leaf0-spine0", 0.0, true}})) ==
+        rel(2.0 * 2.0 * 7.0 / 8.0 * d / b, 0.01));
 }
 
 TEST_CASE("link events: a spine link going down mid-run is routed around, the rest resent") {
@@ -326,10 +335,10 @@ TEST_CASE("link events: a spine link going down mid-run is routed around, the re
 TEST_CASE("link events: a link going down mid-run on a fabric without another path stalls, with a report") {
   sim::Scenario s = on_star(4, 20e9, "ring");
   s.link_events = {{0.001, "gpu000002-link", 0.0, true}};
-  CHECK_THROWS_WITH(sim::run_isolated(s), Catch::Contains("stalled") && Catch::Contains("gpu000002-link down"));
+  CHECK_THROWS_WITH(sim::run_isolated(s),
+                    Catch::Contains("stalled") && Catch::Contains("gpu000002-link down"));
   // The same on a cluster: a GPU's only NIC.
   sim::Scenario c = spine_ring({});
   c.link_events = {{0.001, "gpu000003-nic", 0.0, true}};
   CHECK_THROWS_WITH(sim::run_isolated(c), Catch::Contains("stalled") && Catch::Contains("no other path"));
 }
-

@@ -25,7 +25,8 @@ TEST_CASE("fwd + bwd phases sum to layer_step, and fwd is one third") {
   // At a host speed equal to peak, the roofline work takes the seed's times.
   const double peak = s.gpu.peak_flops_per_s;
   CHECK((w.fwd_gemm.roofline_flops + w.bwd_gemm.roofline_flops) / peak == rel(c.t_gemm_s));
-  CHECK((w.fwd_elementwise.roofline_flops + w.bwd_elementwise.roofline_flops) / peak == rel(c.t_elementwise_s));
+  CHECK((w.fwd_elementwise.roofline_flops + w.bwd_elementwise.roofline_flops) / peak ==
+        rel(c.t_elementwise_s));
   // Gradient: bf16, 2 B/param; optimizer b_opt P / N.
   const double p = 12.0 * 2048 * 2048 * 24 + 2.0 * 32000 * 2048;
   CHECK(w.gradient_bytes == rel(2.0 * p));
@@ -38,7 +39,8 @@ TEST_CASE("memory-bound GEMM phase at T = 1 runs at HBM speed") {
   s.shape = {4096, 32, 2048, 50000};
   s.tokens_per_microbatch = 1;
   const sim::StepWork w = sim::plan_step_work(s);
-  CHECK(w.fwd_gemm.roofline_flops / s.gpu.peak_flops_per_s == rel(w.fwd_gemm.hbm_bytes / s.gpu.hbm_bytes_per_s));
+  CHECK(w.fwd_gemm.roofline_flops / s.gpu.peak_flops_per_s ==
+        rel(w.fwd_gemm.hbm_bytes / s.gpu.hbm_bytes_per_s));
   CHECK(w.fwd_gemm.roofline_flops > w.fwd_gemm.flops);
 }
 
