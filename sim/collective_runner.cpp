@@ -109,6 +109,80 @@ size_t CollectiveRunner::enter_current_epoch(long long rank) const {
   return e;
 }
 
+// What a round of one GPU has posted: its sends (each as the parts it went in: one, or more when a
+// link failure made it resend its rest over another route) and its receives.
+struct CollectiveRunner::PostedRound {
+  struct Part {
+    double bytes, t_start_s, t_end_s;
+    size_t epoch; // whose route carried it
+  };
+  std::vector<sg4::CommPtr> comms;      // the sends, then the receives
+  std::vector<std::vector<Part>> parts; // per send; the last is open until the send completes
+  std::vector<int*> slots;              // receive buffers
+  size_t sends = 0;
+};
+
+void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long step, size_t k, size_t epoch,
+                                  long long sequence, long long& activities) const {
+  static int payload = 0; // the data itself is not simulated, only its size
+  const RankRound& round = rounds_[epoch][size_t(rank)][k];
+  std::vector<size_t> pending(posted.comms.size());
+  for (size_t i = 0; i < pending.size(); ++i)
+    pending[i] = i;
+  auto finish = [&](size_t slot) {
+    if (const size_t i = pending[slot]; i < posted.sends) {
+      posted.parts[i].back().t_end_s = sg4::Engine::get_clock();
+      forget(posted.comms[i]);
+    }
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(slot));
+  };
+  while (!pending.empty()) {
+    std::vector<sg4::CommPtr> waiting;
+    for (size_t i : pending)
+      waiting.push_back(posted.comms[i]);
+    try {
+      finish(static_cast<size_t>(sg4::Comm::wait_any(waiting)));
+      continue;
+    } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
+    }
+    const size_t now = enter_current_epoch(rank);
+    if (now == epoch) // no newer routes: nothing avoids the link
+      report_stall(rank, step, k);
+    epoch = now;
+    const double t = sg4::Engine::get_clock();
+    for (size_t slot = pending.size(); slot-- > 0;) {
+      const size_t i = pending[slot];
+      bool failed = posted.comms[i]->get_state() == sg4::Activity::State::FAILED;
+      try {
+        if (!failed && posted.comms[i]->test()) {
+          finish(slot);
+          continue;
+        }
+      } catch (const simgrid::NetworkFailureException&) {
+        failed = true;
+      }
+      if (!failed)
+        continue;
+      activities += 1;
+      if (i >= posted.sends) { // receive again, whatever route the sender now takes
+        posted.comms[i] = inbox(rank, k, step, sequence)->get_async<int>(&posted.slots[i - posted.sends]);
+        continue;
+      }
+      // Close the part that arrived and resend the rest over this epoch's route.
+      auto& part = posted.parts[i].back();
+      const auto noted = left_at_fault_.find(posted.comms[i].get());
+      const double left = std::min(part.bytes, noted != left_at_fault_.end() ? noted->second : part.bytes);
+      forget(posted.comms[i]);
+      part.t_end_s = t;
+      part.bytes -= left;
+      posted.parts[i].push_back({left, t, t, epoch});
+      posted.comms[i] = inbox(round.sends[i].dst, k, step, sequence)
+                            ->put_async(&payload, static_cast<uint64_t>(std::ceil(left)));
+      in_flight_.insert(posted.comms[i].get());
+    }
+  }
+}
+
 void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale,
                            long long sequence) const {
   const auto r = static_cast<size_t>(rank);
@@ -120,84 +194,34 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
   for (size_t k = first; k < last; ++k) {
-    size_t epoch = enter_current_epoch(rank);
+    const size_t epoch = enter_current_epoch(rank);
     const RankRound& round = rounds_[epoch][r][k];
     const double t_round = sg4::Engine::get_clock();
-    sg4::Mailbox* mine = inbox(rank, k, step, sequence);
-    // comms[i]: send i for i < sends, then the receives; a failed one is reposted in place.
-    const size_t n_sends = round.sends.size();
-    std::vector<sg4::CommPtr> comms;
-    std::vector<int*> slots(size_t(round.receives), nullptr);
+    PostedRound posted;
+    posted.sends = round.sends.size();
     for (const Send& s : round.sends) {
-      comms.push_back(
+      posted.comms.push_back(
           inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
-      in_flight_.insert(comms.back().get());
+      in_flight_.insert(posted.comms.back().get());
+      posted.parts.push_back({{s.bytes * scale, t_round, t_round, epoch}});
     }
+    posted.slots.assign(size_t(round.receives), nullptr);
     for (int i = 0; i < round.receives; ++i)
-      comms.push_back(mine->get_async<int>(&slots[size_t(i)]));
-    std::vector<double> sent_at(n_sends, 0.0);
-    std::vector<size_t> send_epoch(n_sends, epoch);
-    std::vector<size_t> pending(comms.size());
-    for (size_t i = 0; i < pending.size(); ++i)
-      pending[i] = i;
-    auto finish = [&](size_t slot) {
-      if (pending[slot] < n_sends) {
-        sent_at[pending[slot]] = sg4::Engine::get_clock();
-        forget(comms[pending[slot]]);
+      posted.comms.push_back(inbox(rank, k, step, sequence)->get_async<int>(&posted.slots[size_t(i)]));
+    wait_round(posted, rank, step, k, epoch, sequence, activities);
+    for (size_t i = 0; i < posted.sends; ++i)
+      for (const PostedRound::Part& p : posted.parts[i]) {
+        const Send& s = rounds_[p.epoch][r][k].sends[i];
+        sent += p.bytes;
+        network_j += p.bytes * s.j_per_byte;
+        if (recorder_.tracing())
+          recorder_.record_message({int32_t(rank), int32_t(s.dst), p.bytes, p.t_start_s, p.t_end_s, step},
+                                   s.links);
       }
-      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(slot));
-    };
-    while (!pending.empty()) {
-      std::vector<sg4::CommPtr> waiting;
-      for (size_t i : pending)
-        waiting.push_back(comms[i]);
-      try {
-        finish(static_cast<size_t>(sg4::Comm::wait_any(waiting)));
-      } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
-        const size_t now = enter_current_epoch(rank);
-        if (now == epoch) // no newer routes: nothing avoids the link
-          report_stall(rank, step, k);
-        epoch = now;
-        for (size_t slot = pending.size(); slot-- > 0;) {
-          const size_t i = pending[slot];
-          bool failed = comms[i]->get_state() == sg4::Activity::State::FAILED;
-          try {
-            if (!failed && comms[i]->test()) {
-              finish(slot);
-              continue;
-            }
-          } catch (const simgrid::NetworkFailureException&) {
-            failed = true;
-          }
-          if (!failed)
-            continue;
-          if (i < n_sends) { // resend what had not arrived, over this epoch's route
-            const auto noted = left_at_fault_.find(comms[i].get());
-            const double left = noted != left_at_fault_.end() ? noted->second : round.sends[i].bytes * scale;
-            forget(comms[i]);
-            const Send& s = round.sends[i];
-            comms[i] =
-                inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(std::ceil(left)));
-            in_flight_.insert(comms[i].get());
-            send_epoch[i] = epoch;
-          } else {
-            comms[i] = mine->get_async<int>(&slots[i - n_sends]);
-          }
-          activities += 1;
-        }
-      }
-    }
-    for (size_t i = 0; i < n_sends; ++i) {
-      const Send& s = rounds_[send_epoch[i]][r][k].sends[i];
-      sent += s.bytes * scale;
-      network_j += s.bytes * scale * s.j_per_byte;
-      if (recorder_.tracing())
-        recorder_.record_message({int32_t(rank), int32_t(s.dst), s.bytes * scale, t_round, sent_at[i], step},
-                                 s.links);
-    }
     received_bytes += round.receive_bytes * scale;
-    activities += static_cast<long long>(comms.size());
-    const double extra_latency_s = rounds_[epoch][r][k].extra_latency_s;
+    activities += static_cast<long long>(posted.comms.size());
+    const double extra_latency_s =
+        rounds_[platform_.epoch_at(sg4::Engine::get_clock())][r][k].extra_latency_s;
     if (extra_latency_s > 0) {
       sg4::this_actor::sleep_for(extra_latency_s);
       activities += 1;

@@ -45,6 +45,10 @@ private:
   // Moves the calling actor to GPU `rank`'s host of the epoch in force now; returns that epoch.
   size_t enter_current_epoch(long long rank) const;
   void forget(const simgrid::s4u::CommPtr& send) const;
+  struct PostedRound;
+  // Waits for a round's sends and receives; resends and receives again what a link failure broke.
+  void wait_round(PostedRound& posted, long long rank, long long step, size_t round, size_t epoch,
+                  long long sequence, long long& activities) const;
   struct Send {
     long long dst;
     double bytes;

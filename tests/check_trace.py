@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Traces: conservation laws on a simulated trace, and no file left by a failed or killed run.
+"""Traces: conservation laws on a simulated trace (also when a link fails mid-run and messages resend
+their rest over another route), and no file left by a failed or killed run.
 
-Usage: check_trace.py MEMWALL conservation|interrupted
+Usage: check_trace.py MEMWALL conservation|reroute|interrupted
 """
 import os
 import signal
@@ -94,6 +95,35 @@ def conservation(memwall, tmp):
         print(f"{level}: {len(ph)} phase rows, {len(t.comms)} messages, energy {total:.6g} J conserved")
 
 
+def reroute(memwall, tmp):
+    # scenarios/what-if/8: leaf0-spine0 goes down at 0.5 s, half-way through the ring's reduce-scatter.
+    scenario = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "what-if",
+                            "8-hdr-spine-link-fails.yaml")
+    path = os.path.join(tmp, "reroute.h5")
+    subprocess.run([memwall, "run", scenario, "--trace", path, "--trace-level", "message"], check=True,
+                   capture_output=True)
+    t = Trace(path)
+    s, c, gpus, failure_s = t.summary, t.comms, 64, 0.5
+    for g in range(gpus):
+        sent, got = np.sum(c["bytes"][c["src_gpu"] == g]), np.sum(c["bytes"][c["dst_gpu"] == g])
+        expect(rel_close(sent, got), f"reroute: GPU {g} sent {sent} received {got}")
+    expect(rel_close(float(np.sum(c["bytes"])), float(np.sum(t.per_gpu["bytes_sent"]))),
+           "reroute: message bytes != per-GPU bytes sent")
+    expect(rel_close(float(np.sum(t.links["e_network_j"])), s["e_network_j"] * gpus),
+           "reroute: link energy != network energy")
+    # Messages split at the failure: parts ending at it, and resent rests starting at it.
+    expect(np.any(c["t_end_s"] == failure_s) and np.any(c["t_start_s"] == failure_s),
+           "reroute: no message was split at the failure")
+    # The failed link carried bytes only until it went down.
+    start = float(np.min(c["t_start_s"]))
+    down = [r for r in t.links if r["name"] in (b"leaf0-spine0_UP", b"leaf0-spine0_DOWN")]
+    expect(len(down) == 2, "reroute: leaf0-spine0 carried nothing before it failed")
+    for r in down:
+        expect(0 < r["bytes_carried"] <= r["bandwidth"] * (failure_s - start) * (1 + 1e-9),
+               f"reroute: {r['name']} carried {r['bytes_carried']} bytes in {failure_s - start} s")
+    print(f"reroute: {len(c)} messages, bytes and energy conserved across the failure")
+
+
 def interrupted(memwall, tmp):
     # A failing run (unwritable trace path) leaves nothing.
     bad = os.path.join(tmp, "no-such-dir", "t.h5")
@@ -119,7 +149,7 @@ def interrupted(memwall, tmp):
 def main():
     memwall, mode = sys.argv[1:3]
     with tempfile.TemporaryDirectory() as tmp:
-        {"conservation": conservation, "interrupted": interrupted}[mode](memwall, tmp)
+        {"conservation": conservation, "reroute": reroute, "interrupted": interrupted}[mode](memwall, tmp)
     print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
     return 1 if failures else 0
 
