@@ -19,7 +19,9 @@ std::string InputNode::read_text_file(const std::string& path) {
   return text.str();
 }
 
-InputNode InputNode::load_file(const std::string& path) { return load_string(read_text_file(path), path); }
+InputNode InputNode::load_file(const std::string& path) {
+  return load_string(read_text_file(path), path);
+}
 
 InputNode InputNode::load_string(const std::string& text, const std::string& file_label) {
   try {
@@ -37,9 +39,13 @@ int InputNode::line() const {
   return mark.is_null() ? 0 : mark.line + 1;
 }
 
-bool InputNode::has(const std::string& key) const { return node_.IsMap() && node_[key].IsDefined(); }
+bool InputNode::has(const std::string& key) const {
+  return node_.IsMap() && node_[key].IsDefined();
+}
 
-void InputNode::fail(const std::string& reason) const { throw InputError(file_, line(), key_path_, reason); }
+void InputNode::fail(const std::string& reason) const {
+  throw InputError(file_, line(), key_path_, reason);
+}
 
 void InputNode::require_map() const {
   if (!node_.IsMap())
@@ -47,6 +53,10 @@ void InputNode::require_map() const {
 }
 
 void InputNode::check_keys(std::initializer_list<std::string_view> allowed) const {
+  check_keys(std::vector<std::string_view>(allowed));
+}
+
+void InputNode::check_keys(const std::vector<std::string_view>& allowed) const {
   require_map();
   for (const auto& item : node_) {
     const std::string key = item.first.as<std::string>();

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memwall::model {
@@ -38,16 +39,17 @@ public:
   void require_map() const;
   // Rejects keys not in `allowed`, naming the first unknown key and its line.
   void check_keys(std::initializer_list<std::string_view> allowed) const;
-  InputNode child(const std::string& key) const;                // required
+  void check_keys(const std::vector<std::string_view>& allowed) const;
+  InputNode child(const std::string& key) const; // required
   std::optional<InputNode> optional_child(const std::string& key) const;
-  std::vector<InputNode> elements() const;                      // sequence items
+  std::vector<InputNode> elements() const;                        // sequence items
   std::vector<std::pair<std::string, InputNode>> entries() const; // map items, in file order
 
   std::string as_string() const;
-  double as_number() const;                 // any finite number
-  double as_positive_number() const;        // > 0
-  double as_non_negative_number() const;    // >= 0
-  long long as_positive_integer() const;    // >= 1
+  double as_number() const;              // any finite number
+  double as_positive_number() const;     // > 0
+  double as_non_negative_number() const; // >= 0
+  long long as_positive_integer() const; // >= 1
   long long as_non_negative_integer() const;
   bool as_bool() const;
   double as_quantity(Dimension dimension) const; // with unit, any sign checked by callers below

@@ -145,10 +145,13 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
       continue;
     } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
     }
-    const size_t now = enter_current_epoch(rank);
-    if (now == epoch) // no newer routes: nothing avoids the link
-      report_stall(rank, step, k);
-    epoch = now;
+    if (platform_.epoch_at(sg4::Engine::get_clock()) == epoch) {
+      if (epoch + 1 >= platform_.epoch_start_s.size()) // no newer routes: nothing avoids the link
+        report_stall(rank, step, k);
+      sg4::this_actor::sleep_until(platform_.epoch_start_s[epoch + 1]); // the fabric is still re-routing
+      activities += 1;
+    }
+    epoch = enter_current_epoch(rank);
     const double t = sg4::Engine::get_clock();
     for (size_t slot = pending.size(); slot-- > 0;) {
       const size_t i = pending[slot];

@@ -36,11 +36,12 @@ LaterFabrics fabrics_after_failures(const Scenario& s, const topologies::FabricG
     } catch (const std::invalid_argument&) {
       break; // no path around it: the messages that need it will stall
     }
-    if (!later.start_s.empty() && later.start_s.back() == e.at_s)
+    const double routed_s = e.at_s + s.fabric.reroute_delay_s; // the new routes take effect then
+    if (!later.start_s.empty() && later.start_s.back() == routed_s)
       later.graphs.back() = graph; // two links down at the same time: one epoch
     else {
       later.graphs.push_back(graph);
-      later.start_s.push_back(e.at_s);
+      later.start_s.push_back(routed_s);
     }
   }
   return later;

@@ -1,7 +1,8 @@
 // Timed link events (a bandwidth change, a link going down) applied during the run by a daemon
 // actor, and what happens to the collectives: a link that is down from t = 0 is routed around (where
 // the fabric has another path); a link that goes down later fails the messages crossing it, which
-// resend their remaining bytes over routes that avoid it (one route epoch per such event). Where no
+// resend their remaining bytes over routes that avoid it once the fabric has re-routed (one route
+// epoch per such event, from the event plus the fabric's reroute_delay). Where no
 // other path exists, the messages that need the link stall and the run stops with a report.
 #pragma once
 
@@ -23,7 +24,8 @@ struct FaultLog {
 topologies::FabricGraph without_links_down_at_start(const Scenario& scenario, topologies::FabricGraph graph);
 
 // The fabric after each mid-run link failure, for the platform's route epochs: one graph per down
-// event (all links down by then removed), as long as every GPU can still reach every other.
+// event (all links down by then removed), in force from the event plus the fabric's reroute_delay,
+// as long as every GPU can still reach every other.
 struct LaterFabrics {
   std::vector<topologies::FabricGraph> graphs;
   std::vector<double> start_s;

@@ -35,14 +35,21 @@ LinkFigures read_link_figures(const InputNode& node, LinkFigures defaults, bool 
   return f;
 }
 
+// The keys every fabric kind takes, then the kind's own.
+std::vector<std::string_view> fabric_keys(std::initializer_list<std::string_view> own) {
+  std::vector<std::string_view> keys{
+      "kind", "name", "source", "description", "efficiency", "message_latency", "reroute_delay"};
+  keys.insert(keys.end(), own);
+  return keys;
+}
+
 LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
   node.check_keys({"bandwidth", "latency", "pj_per_bit"});
   return read_link_figures(node, defaults, bandwidth_required);
 }
 
 void parse_star(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "bandwidth",
-                   "latency", "pj_per_bit", "gpu_links"});
+  node.check_keys(fabric_keys({"bandwidth", "latency", "pj_per_bit", "gpu_links"}));
   // The seed's star is idealised: no network energy unless asked for.
   const LinkFigures f =
       read_link_figures(node, {0, 0, spec.kind == "nvlink-node" ? kNvlinkPjPerBit : 0.0}, true);
@@ -65,9 +72,9 @@ void parse_star(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_cluster(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "gpus_per_node",
-                   "nvlink", "nic", "nics", "uplink", "leaf_ports", "oversubscription", "rail_optimized",
-                   "placement", "tiers", "pod_leaves", "core_oversubscription"});
+  node.check_keys(
+      fabric_keys({"gpus_per_node", "nvlink", "nic", "nics", "uplink", "leaf_ports", "oversubscription",
+                   "rail_optimized", "placement", "tiers", "pod_leaves", "core_oversubscription"}));
   ClusterParams& c = spec.cluster;
   c.gpus_per_node = node.child("gpus_per_node").as_positive_integer();
   c.nvlink = parse_link(node.child("nvlink"), c.nvlink, true);
@@ -110,8 +117,7 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_torus(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "dims",
-                   "bandwidth", "latency", "pj_per_bit"});
+  node.check_keys(fabric_keys({"dims", "bandwidth", "latency", "pj_per_bit"}));
   const InputNode dims = node.child("dims");
   for (const auto& d : dims.elements())
     spec.torus.dims.push_back(d.as_positive_integer());
@@ -121,9 +127,8 @@ void parse_torus(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_dragonfly(const InputNode& node, FabricSpec& spec) {
-  node.check_keys({"kind", "name", "source", "description", "efficiency", "message_latency", "groups",
-                   "routers_per_group", "gpus_per_router", "global_links_per_router", "gpu_link",
-                   "local_link", "global_link"});
+  node.check_keys(fabric_keys({"groups", "routers_per_group", "gpus_per_router", "global_links_per_router",
+                               "gpu_link", "local_link", "global_link"}));
   DragonflyParams& d = spec.dragonfly;
   d.groups = node.child("groups").as_positive_integer();
   d.routers_per_group = node.child("routers_per_group").as_positive_integer();
@@ -136,8 +141,7 @@ void parse_dragonfly(const InputNode& node, FabricSpec& spec) {
 }
 
 void parse_graph(const InputNode& node, FabricSpec& spec) {
-  node.check_keys(
-      {"kind", "name", "source", "description", "efficiency", "message_latency", "nodes", "links"});
+  node.check_keys(fabric_keys({"nodes", "links"}));
   for (const auto& n : node.child("nodes").elements()) {
     n.check_keys({"name", "kind"});
     GraphNode g{n.child("name").as_string(), n.child("kind").as_string()};
@@ -231,6 +235,8 @@ FabricSpec parse_fabric(const InputNode& node) {
   }
   if (auto m = node.optional_child("message_latency"))
     spec.message_latency_s = m->as_non_negative_quantity(Dimension::Time);
+  if (auto d = node.optional_child("reroute_delay"))
+    spec.reroute_delay_s = d->as_non_negative_quantity(Dimension::Time);
   return spec;
 }
 
@@ -296,6 +302,8 @@ std::string describe_fabric(const FabricSpec& spec) {
   }
   if (spec.efficiency != 1 || spec.message_latency_s != 0)
     out << ", efficiency: " << spec.efficiency << ", message_latency: " << spec.message_latency_s;
+  if (spec.reroute_delay_s != 0)
+    out << ", reroute_delay: " << spec.reroute_delay_s;
   out << "}";
   return out.str();
 }

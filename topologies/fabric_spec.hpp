@@ -40,10 +40,10 @@ struct ClusterParams {
   bool nic_per_gpu = true;
   long long leaf_ports = 32;
   double oversubscription = 1;
-  bool rail_optimized = false;     // leaf = (rail, group of nodes) instead of consecutive NICs
-  int tiers = 2;                   // 3: leaves grouped into pods whose spines (aggregation) meet in a core
-  long long pod_leaves = 8;        // three tiers: leaves per pod
-  double core_oversubscription = 1; // three tiers: aggregation down-links over up-links
+  bool rail_optimized = false;        // leaf = (rail, group of nodes) instead of consecutive NICs
+  int tiers = 2;                      // 3: leaves grouped into pods whose spines (aggregation) meet in a core
+  long long pod_leaves = 8;           // three tiers: leaves per pod
+  double core_oversubscription = 1;   // three tiers: aggregation down-links over up-links
   bool round_robin_placement = false; // node i on leaf i mod leaves instead of packed
 };
 
@@ -78,19 +78,20 @@ struct GraphParams {
 struct FabricSpec {
   std::string kind = "star"; // star | nvlink-node | cluster | torus | dragonfly | graph
   // star and nvlink-node: each GPU has one full-duplex link to a non-blocking switch.
-  double link_bytes_per_s = 0; // per direction
-  double link_latency_s = 0;   // per link, per direction
-  double pj_per_bit = 0;       // network energy per bit per link crossed
+  double link_bytes_per_s = 0;                 // per direction
+  double link_latency_s = 0;                   // per link, per direction
+  double pj_per_bit = 0;                       // network energy per bit per link crossed
   std::map<long long, LinkOverride> gpu_links; // per-GPU link overrides (rank -> figures), star only
   ClusterParams cluster;
   TorusParams torus;
   DragonflyParams dragonfly;
   GraphParams graph;
-  double efficiency = 1;       // achieved fraction of every link's bandwidth (bus bandwidth / line rate)
+  double efficiency = 1;        // achieved fraction of every link's bandwidth (bus bandwidth / line rate)
   double message_latency_s = 0; // software latency per message (per algorithm step), on top of links'
-  std::string name;   // for fabric files
-  std::string source; // where the figures come from
-  std::string file;   // where it was described, for messages
+  double reroute_delay_s = 0;   // time the fabric takes to route around a link that went down
+  std::string name;             // for fabric files
+  std::string source;           // where the figures come from
+  std::string file;             // where it was described, for messages
   int line = 0;
   std::string key = "cluster.fabric"; // its key path there ("fabric" in a fabric file)
 };

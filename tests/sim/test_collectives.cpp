@@ -330,6 +330,12 @@ TEST_CASE("link events: a spine link going down mid-run is routed around, the re
   CHECK(faulty["t_allreduce_s"].get<double>() == rel(3.5 * x, 0.01));
   // Resent bytes are not counted twice: every GPU still sends 2 (N-1)/N D.
   CHECK(faulty["bytes_sent_per_gpu"].get<double>() == rel(2.0 * 7.0 / 8.0 * d, 1e-6));
+  // With a re-routing delay of x, the broken flows wait: leaf 0's other flows finish the phase alone
+  // at B (at 1x), the broken rests resume at 0.5x + x and take 0.5x alone: the phase ends at 2x,
+  // the all-gather at B/2 takes 2x more: 4x.
+  sim::Scenario slow = spine_ring({{t_compute + 0.5 * x, "leaf0-spine0", 0.0, true}});
+  slow.fabric.reroute_delay_s = x;
+  CHECK(sim::run_isolated(slow)["t_allreduce_s"].get<double>() == rel(4.0 * x, 0.01));
 }
 
 TEST_CASE("link events: a link going down mid-run on a fabric without another path stalls, with a report") {
