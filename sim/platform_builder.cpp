@@ -40,26 +40,26 @@ bool is_star(const FabricGraph& graph) {
 }
 
 // Epoch-e hosts of every GPU: epoch 0 keeps the fabric's names, later ones add "@e".
-std::vector<sg4::Host*> create_hosts(sg4::NetZone* zone, const FabricGraph& graph,
-                                     const std::vector<double>& gpu_flops_per_s, size_t epoch) {
-  std::vector<sg4::Host*> hosts;
-  const std::string suffix = epoch ? std::string("@").append(std::to_string(epoch)) : std::string();
-  for (auto v : topologies::gpu_vertices(graph))
-    hosts.push_back(
-        zone->create_host(graph[v].name + suffix, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))
-            ->seal());
-  return hosts;
-}
-
+// Routes that a link failure cuts move both their GPUs to new hosts (named "@epoch") with routes
+// around it; the other GPUs keep theirs, so a failure adds a few hosts, not a copy of the fabric
+// (a full zone's routing table grows with the square of its hosts).
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs) {
   Platform platform;
   platform.epoch_start_s = start_s;
   auto* zone = sg4::create_full_zone("fabric");
-  for (size_t e = 0; e < graphs.size(); ++e)
-    platform.epoch_gpus.push_back(create_hosts(zone, *graphs[e], gpu_flops_per_s, e));
-  platform.gpus = platform.epoch_gpus.front();
+  const auto gpu_nodes = topologies::gpu_vertices(*graphs.front());
+  const size_t n = gpu_nodes.size();
+  // versions[rank]: (first epoch, host) of each of the GPU's hosts, oldest first.
+  std::vector<std::vector<std::pair<size_t, sg4::Host*>>> versions(n);
+  auto new_host = [&](size_t rank, size_t epoch) {
+    const auto& node = (*graphs.front())[gpu_nodes[rank]];
+    const std::string name = epoch ? node.name + std::string("@").append(std::to_string(epoch)) : node.name;
+    versions[rank].emplace_back(epoch, zone->create_host(name, gpu_flops_per_s.at(rank))->seal());
+  };
+  for (size_t rank = 0; rank < n; ++rank)
+    new_host(rank, 0);
   std::unordered_map<std::string, sg4::Link*> links; // later graphs lack some of the first's edges
   for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e) {
     const topologies::FabricLink& spec = (*graphs.front())[*e];
@@ -69,30 +69,66 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   }
   // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
   std::set<std::pair<long long, long long>> seen;
-  std::vector<std::pair<long long, long long>> unique;
+  std::vector<std::pair<size_t, size_t>> unique;
   for (const auto& pair : pairs)
     if (pair.first != pair.second && seen.insert(pair).second)
-      unique.push_back(pair);
-  // A message between epochs e and f starts when the later side posts it: route it around the links
-  // down by epoch max(e, f). One graph at a time, as RouteFinder's edge index caches one graph.
+      unique.emplace_back(size_t(pair.first), size_t(pair.second));
+  // Each pair's newest route, as (link name, traversed UP) hops.
+  std::vector<std::vector<std::pair<std::string, bool>>> route_links(unique.size());
+  // One graph at a time, as RouteFinder's edge index caches one graph.
   for (size_t m = 0; m < graphs.size(); ++m) {
     const FabricGraph& graph = *graphs[m];
-    const auto gpus = topologies::gpu_vertices(graph);
+    std::vector<bool> moved(n, m == 0);
     topologies::RouteFinder routes(graph);
-    for (const auto& [src, dst] : unique) {
+    if (m > 0) {
+      std::unordered_map<std::string, boost::graph_traits<FabricGraph>::edge_descriptor> present;
+      for (auto [e, end] = boost::edges(graph); e != end; ++e)
+        present.emplace(graph[*e].name, *e);
+      auto cut = [&](const auto& hops) {
+        return std::any_of(hops.begin(), hops.end(),
+                           [&](const auto& hop) { return !present.count(hop.first); });
+      };
+      for (size_t i = 0; i < unique.size(); ++i)
+        if (cut(route_links[i]))
+          moved[unique[i].first] = moved[unique[i].second] = true;
+      for (size_t rank = 0; rank < n; ++rank)
+        if (moved[rank])
+          new_host(rank, m);
+      // Routes that stay load their links, so that the new ones spread around them.
+      for (size_t i = 0; i < unique.size(); ++i)
+        if (!moved[unique[i].first] && !moved[unique[i].second]) {
+          std::vector<topologies::RouteHop> hops;
+          for (const auto& [name, up] : route_links[i])
+            hops.push_back({present.at(name), up});
+          routes.add_load(hops);
+        }
+    }
+    const auto gpus = topologies::gpu_vertices(graph);
+    for (size_t i = 0; i < unique.size(); ++i) {
+      const auto [src, dst] = unique[i];
+      if (!moved[src] && !moved[dst])
+        continue; // its route avoids every link down so far
       std::vector<sg4::LinkInRoute> route;
+      route_links[i].clear();
       // A link's UP direction runs from its lower-numbered vertex to its higher one.
-      for (const auto& hop : routes.route(gpus[size_t(src)], gpus[size_t(dst)]))
+      for (const auto& hop : routes.route(gpus[src], gpus[dst])) {
+        route_links[i].emplace_back(graph[hop.edge].name, hop.forward);
         route.emplace_back(links.at(graph[hop.edge].name),
                            hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-      for (size_t e = 0; e <= m; ++e)
-        for (size_t f = 0; f <= m; ++f)
+      }
+      // A message starts when its later side posts it: hosts of epochs e and f take the route of
+      // max(e, f), here every pair of hosts that includes one new in this epoch.
+      for (const auto& [e, from] : versions[src])
+        for (const auto& [f, to] : versions[dst])
           if (std::max(e, f) == m)
-            zone->add_route(platform.epoch_gpus[e][size_t(src)]->get_netpoint(),
-                            platform.epoch_gpus[f][size_t(dst)]->get_netpoint(), nullptr, nullptr, route,
-                            false);
+            zone->add_route(from->get_netpoint(), to->get_netpoint(), nullptr, nullptr, route, false);
     }
+    std::vector<sg4::Host*> current(n);
+    for (size_t rank = 0; rank < n; ++rank)
+      current[rank] = versions[rank].back().second;
+    platform.epoch_gpus.push_back(std::move(current));
   }
+  platform.gpus = platform.epoch_gpus.front();
   zone->seal();
   return platform;
 }

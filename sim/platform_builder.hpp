@@ -16,8 +16,9 @@ namespace memwall::sim {
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus; // in rank order (names sort the same way)
   // Route epochs: epoch e starts at epoch_start_s[e] (0 for the first) and routes around the links
-  // down by then. A GPU's epoch-e host has its speed and reaches epoch-f hosts by routes avoiding the
-  // links down by epoch max(e, f); actors move to the current epoch's host to use its routes.
+  // down by then. A GPU whose routes a failure cuts gets a new host (same speed) from that epoch on,
+  // whose routes avoid the links down; the others keep theirs. Actors move to the current epoch's
+  // host (epoch_gpus[e][rank]) to use its routes.
   std::vector<std::vector<simgrid::s4u::Host*>> epoch_gpus; // [epoch][rank]; [0] is `gpus`
   std::vector<double> epoch_start_s;
   size_t epoch_at(double t_s) const;                       // the epoch in force at t_s

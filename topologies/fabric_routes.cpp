@@ -35,6 +35,11 @@ RouteFinder::RouteFinder(const FabricGraph& graph) : graph_(graph), edge_cost_(b
     edge_cost_[edge_index(graph, *e)] = 1.0 / graph[*e].bytes_per_s;
 }
 
+void RouteFinder::add_load(const std::vector<RouteHop>& route) {
+  for (const auto& hop : route)
+    ++load_[{edge_index(graph_, hop.edge), hop.forward}];
+}
+
 const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
   auto it = cost_cache_.find(dst);
   if (it != cost_cache_.end())

@@ -23,6 +23,9 @@ public:
   explicit RouteFinder(const FabricGraph& graph);
 
   std::vector<RouteHop> route(FabricVertex src, FabricVertex dst);
+  // Counts a route chosen elsewhere (an earlier routing that stays) in the link loads that balance
+  // the next routes.
+  void add_load(const std::vector<RouteHop>& route);
   // Cost (seconds per byte along the cheapest path) from every vertex to `dst` (cached for the
   // last destinations only: the reference is valid until the next call).
   const std::vector<double>& costs_to(FabricVertex dst);
@@ -32,7 +35,7 @@ public:
 private:
   static constexpr size_t kMaxCachedDestinations = 256;
   const FabricGraph& graph_;
-  std::vector<double> edge_cost_;                      // by edge index
+  std::vector<double> edge_cost_; // by edge index
   std::unordered_map<FabricVertex, std::vector<double>> cost_cache_;
   std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
 };
