@@ -40,9 +40,10 @@ bool is_star(const FabricGraph& graph) {
 }
 
 // Epoch-e hosts of every GPU: epoch 0 keeps the fabric's names, later ones add "@e".
-// Routes that a link failure cuts move both their GPUs to new hosts (named "@epoch") with routes
-// around it; the other GPUs keep theirs, so a failure adds a few hosts, not a copy of the fabric
-// (a full zone's routing table grows with the square of its hosts).
+// A local repair: routes that a link failure cuts get new paths around it, balanced against the
+// routes that stay, and move both their GPUs to new hosts (named "@epoch"), from which the routes that
+// were not cut stay as they were. The other GPUs keep their hosts, so a failure adds a few hosts, not
+// a copy of the fabric (a full zone's routing table grows with the square of its hosts).
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs) {
@@ -78,25 +79,25 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   // One graph at a time, as RouteFinder's edge index caches one graph.
   for (size_t m = 0; m < graphs.size(); ++m) {
     const FabricGraph& graph = *graphs[m];
-    std::vector<bool> moved(n, m == 0);
+    std::vector<bool> moved(n, m == 0), cut(unique.size(), m == 0);
     topologies::RouteFinder routes(graph);
     if (m > 0) {
       std::unordered_map<std::string, boost::graph_traits<FabricGraph>::edge_descriptor> present;
       for (auto [e, end] = boost::edges(graph); e != end; ++e)
         present.emplace(graph[*e].name, *e);
-      auto cut = [&](const auto& hops) {
-        return std::any_of(hops.begin(), hops.end(),
-                           [&](const auto& hop) { return !present.count(hop.first); });
-      };
-      for (size_t i = 0; i < unique.size(); ++i)
-        if (cut(route_links[i]))
+      for (size_t i = 0; i < unique.size(); ++i) {
+        cut[i] = std::any_of(route_links[i].begin(), route_links[i].end(),
+                             [&](const auto& hop) { return !present.count(hop.first); });
+        if (cut[i])
           moved[unique[i].first] = moved[unique[i].second] = true;
+      }
       for (size_t rank = 0; rank < n; ++rank)
         if (moved[rank])
           new_host(rank, m);
-      // Routes that stay load their links, so that the new ones spread around them.
+      // Routes that stay (messages may still be on them) load their links, so that the new ones
+      // spread around them.
       for (size_t i = 0; i < unique.size(); ++i)
-        if (!moved[unique[i].first] && !moved[unique[i].second]) {
+        if (!cut[i]) {
           std::vector<topologies::RouteHop> hops;
           for (const auto& [name, up] : route_links[i])
             hops.push_back({present.at(name), up});
@@ -107,15 +108,17 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     for (size_t i = 0; i < unique.size(); ++i) {
       const auto [src, dst] = unique[i];
       if (!moved[src] && !moved[dst])
-        continue; // its route avoids every link down so far
-      std::vector<sg4::LinkInRoute> route;
-      route_links[i].clear();
-      // A link's UP direction runs from its lower-numbered vertex to its higher one.
-      for (const auto& hop : routes.route(gpus[src], gpus[dst])) {
-        route_links[i].emplace_back(graph[hop.edge].name, hop.forward);
-        route.emplace_back(links.at(graph[hop.edge].name),
-                           hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+        continue;   // both keep their hosts, and the route between them avoids every link down so far
+      if (cut[i]) { // a new route around the links down
+        route_links[i].clear();
+        for (const auto& hop : routes.route(gpus[src], gpus[dst]))
+          route_links[i].emplace_back(graph[hop.edge].name, hop.forward);
       }
+      std::vector<sg4::LinkInRoute> route;
+      // A link's UP direction runs from its lower-numbered vertex to its higher one.
+      for (const auto& [name, up] : route_links[i])
+        route.emplace_back(links.at(name),
+                           up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
       // A message starts when its later side posts it: hosts of epochs e and f take the route of
       // max(e, f), here every pair of hosts that includes one new in this epoch.
       for (const auto& [e, from] : versions[src])

@@ -338,6 +338,27 @@ TEST_CASE("link events: a spine link going down mid-run is routed around, the re
   CHECK(sim::run_isolated(slow)["t_allreduce_s"].get<double>() == rel(4.0 * x, 0.01));
 }
 
+TEST_CASE("link events: the repair routes around the failed link and around the routes that stay") {
+  // a, b on switch s; c, d on switch t; s and t joined through three spines p0, p1, p2; ring a c b d.
+  // Balanced routes: a->c and c->b over p0, b->d and d->a over p1, p2 spare. When s--p0 fails,
+  // a->c and c->b move to p2 (p1 carries the routes that stay, in the same directions): every flow
+  // still has its links to itself, and the all-reduce takes 2 (3/4) D / B as without the failure.
+  sim::Scenario s = job(4, "ring");
+  s.ring_order = "rank";
+  s.fabric.kind = "graph";
+  s.fabric.graph.nodes = {{"a", "gpu"},     {"c", "gpu"},     {"b", "gpu"},
+                          {"d", "gpu"},     {"s", "switch"},  {"t", "switch"},
+                          {"p0", "switch"}, {"p1", "switch"}, {"p2", "switch"}};
+  const topologies::LinkFigures f{10e9, 0, 0};
+  s.fabric.graph.links = {{"a", "s", f},  {"b", "s", f},  {"c", "t", f},  {"d", "t", f},  {"s", "p0", f},
+                          {"p0", "t", f}, {"s", "p1", f}, {"p1", "t", f}, {"s", "p2", f}, {"p2", "t", f}};
+  const double x = 3.0 / 4.0 * gradient(s) / 10e9;
+  CHECK(allreduce_s(s) == rel(2.0 * x, 0.01));
+  const double t_compute = sim::run_isolated(s)["t_compute_s"].get<double>();
+  s.link_events = {{t_compute + 0.5 * x, "s--p0", 0.0, true}};
+  CHECK(allreduce_s(s) == rel(2.0 * x, 0.01));
+}
+
 TEST_CASE("link events: a link going down mid-run on a fabric without another path stalls, with a report") {
   sim::Scenario s = on_star(4, 20e9, "ring");
   s.link_events = {{0.001, "gpu000002-link", 0.0, true}};
