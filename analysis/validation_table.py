@@ -3,6 +3,7 @@
 folder): runs `memwall run --json` on them and prints a markdown table with each error.
 
 Usage: validation_table.py [--memwall build/memwall] [DIR] [--max-error 0.10] [--min-share 1] [--worst E]
+                           [--plot FILE.png]
 Exit status 1 when fewer than --min-share of the runs (default: all) are within --max-error, or when
 any run is off by more than --worst (the ctest checks); 0 otherwise.
 """
@@ -15,6 +16,28 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def plot(rows, band, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 6))
+    for gpu in sorted({r["gpu"] for r in rows}):
+        mine = [r for r in rows if r["gpu"] == gpu]
+        ax.scatter([r["measured_tokens_per_s_per_gpu"] for r in mine], [r["tokens_per_s_per_gpu"] for r in mine],
+                   label=gpu, s=18)
+    lo = min(min(r["measured_tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu"]) for r in rows) / 1.3
+    hi = max(max(r["measured_tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu"]) for r in rows) * 1.3
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
+    ax.fill_between([lo, hi], [lo * (1 - band), hi * (1 - band)], [lo * (1 + band), hi * (1 + band)],
+                    color="grey", alpha=0.2, label=f"within {100 * band:.0f}%")
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="measured tokens/s/GPU",
+           ylabel="memwall tokens/s/GPU", title=f"{len(rows)} published runs")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("dir", nargs="?", default=os.path.join(HERE, "..", "scenarios", "validation"))
@@ -22,6 +45,7 @@ def main():
     p.add_argument("--max-error", type=float, default=0.10)
     p.add_argument("--min-share", type=float, default=1.0, help="share of runs that must be within --max-error")
     p.add_argument("--worst", type=float, default=float("inf"), help="no run may be off by more than this")
+    p.add_argument("--plot", help="also draw predicted vs measured (log-log, one colour per GPU profile)")
     a = p.parse_args()
     out = subprocess.run([a.memwall, "run", "--json", a.dir], check=True, capture_output=True, text=True).stdout
     rows = [json.loads(line) for line in out.splitlines()]
@@ -39,6 +63,8 @@ def main():
         print(f"| {r['name']} | {r['gpu']} | {measured:.0f} | {predicted:.0f} | {100 * error:+.1f}% |")
     print(f"\n{checked} published runs, {within} within {100 * a.max_error:.0f}%, largest |error| {100 * worst:.1f}%")
     ok = checked > 0 and within >= a.min_share * checked and worst <= a.worst
+    if a.plot:
+        plot([r for r in rows if "measured_tokens_per_s_per_gpu" in r], a.max_error, a.plot)
     print(f"{int(ok)} passed, {int(not ok)} failed")
     return 0 if ok else 1
 
