@@ -2,11 +2,13 @@
 
 #include "collectives/choice.hpp"
 #include "model/input_error.hpp"
+#include "model/seed_tables.hpp"
 #include "topologies/fabric_loader.hpp"
 
 #include <algorithm>
-#include <random>
 #include <filesystem>
+#include <map>
+#include <random>
 
 namespace memwall::sim {
 
@@ -20,8 +22,8 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
     const std::string name = node.as_string();
     const model::GpuSpec* g = catalog.find(name);
     if (!g)
-      node.fail("unknown GPU '" + name + "' (catalog " + model::GpuCatalog::default_path() + " has: " +
-                catalog.names() + ")");
+      node.fail("unknown GPU '" + name + "' (catalog " + model::GpuCatalog::default_path() +
+                " has: " + catalog.names() + ")");
     return *g;
   }
   node.require_map();
@@ -66,8 +68,9 @@ model::TrafficConstants parse_traffic(const InputNode& node) {
   return t;
 }
 
-std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node, const topologies::FabricGraph& graph) {
-  std::vector<Scenario::LinkEvent> events;
+std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node,
+                                                   const topologies::FabricGraph& graph) {
+  std::vector<std::pair<Scenario::LinkEvent, InputNode>> events;
   for (const auto& item : node.elements()) {
     item.check_keys({"at", "link", "bandwidth", "down"});
     Scenario::LinkEvent e;
@@ -85,10 +88,21 @@ std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node, const 
       e.down = d->as_bool();
     if (e.down == (e.bytes_per_s > 0))
       item.fail("give either 'bandwidth' (a new bandwidth) or 'down: true'");
-    events.push_back(e);
+    events.emplace_back(e, item);
   }
-  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
-  return events;
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto& a, const auto& b) { return a.first.at_s < b.first.at_s; });
+  std::map<std::string, double> down_at_s;
+  std::vector<Scenario::LinkEvent> sorted;
+  for (const auto& [e, item] : events) {
+    if (auto d = down_at_s.find(e.link); d != down_at_s.end())
+      item.fail("link '" + e.link + "' is down from t = " + model::format("%g", d->second) +
+                " s on; a link that went down does not come back (not modelled)");
+    if (e.down)
+      down_at_s[e.link] = e.at_s;
+    sorted.push_back(e);
+  }
+  return sorted;
 }
 
 model::TrainingPlan parse_training(const InputNode& node) {
@@ -108,7 +122,8 @@ model::TrainingPlan parse_training(const InputNode& node) {
   if (auto c = node.optional_child("bucket"))
     t.bucket_bytes = c->as_positive_quantity(Dimension::Bytes);
   if (t.overlap_bucketed && t.sharding == model::Sharding::Zero2)
-    node.fail("overlap is modelled for sharding none and zero1 (DDP buckets) and zero3 (FSDP prefetch), not zero2");
+    node.fail(
+        "overlap is modelled for sharding none and zero1 (DDP buckets) and zero3 (FSDP prefetch), not zero2");
   return t;
 }
 
@@ -119,7 +134,8 @@ std::vector<double> gpu_speed_factors(const Scenario& s) {
   if (!s.speed_distribution.empty()) {
     std::mt19937_64 random(s.speed_seed);
     std::normal_distribution<double> normal(s.speed_mean, s.speed_spread);
-    std::uniform_real_distribution<double> uniform(s.speed_mean - s.speed_spread, s.speed_mean + s.speed_spread);
+    std::uniform_real_distribution<double> uniform(s.speed_mean - s.speed_spread,
+                                                   s.speed_mean + s.speed_spread);
     for (double& f : factors)
       f = s.speed_distribution == "normal" ? normal(random) : uniform(random);
   }
@@ -148,8 +164,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
       {"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "allow_oom", "measured"});
   Scenario s;
   s.file = root.file();
-  s.name = root.has("name") ? root.child("name").as_string()
-                            : std::filesystem::path(root.file()).stem().string();
+  s.name =
+      root.has("name") ? root.child("name").as_string() : std::filesystem::path(root.file()).stem().string();
   s.gpu = parse_gpu_ref(root.child("gpu"), catalog);
   s.shape = parse_model(root.child("model"));
   const InputNode batch = root.child("batch");
@@ -175,7 +191,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
       const InputNode gpu = item.child("gpu");
       const long long rank = gpu.as_non_negative_integer();
       if (rank >= s.gpus)
-        gpu.fail("GPU " + std::to_string(rank) + " does not exist (the cluster has " + std::to_string(s.gpus) + ")");
+        gpu.fail("GPU " + std::to_string(rank) + " does not exist (the cluster has " +
+                 std::to_string(s.gpus) + ")");
       const double speed = item.child("speed").as_positive_number();
       if (!s.gpu_speed.emplace(rank, speed).second)
         gpu.fail("GPU " + std::to_string(rank) + " is listed twice");
@@ -198,7 +215,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   }
   if (auto c = cluster.optional_child("fabric")) {
     s.fabric = topologies::parse_fabric(*c);
-    const auto graph = topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
+    const auto graph =
+        topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
     if (auto events = cluster.optional_child("link_events"))
       s.link_events = parse_link_events(*events, graph);
   } else if (s.gpus > 1) {
