@@ -129,9 +129,9 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
   std::vector<size_t> pending(posted.comms.size());
   for (size_t i = 0; i < pending.size(); ++i)
     pending[i] = i;
-  auto finish = [&](size_t slot) {
+  auto finish = [&](size_t slot) { // when it completed (maybe while this actor slept)
     if (const size_t i = pending[slot]; i < posted.sends) {
-      posted.parts[i].back().t_end_s = sg4::Engine::get_clock();
+      posted.parts[i].back().t_end_s = posted.comms[i]->get_finish_time();
       forget(posted.comms[i]);
     }
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(slot));
@@ -145,7 +145,8 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
       continue;
     } catch (const simgrid::NetworkFailureException&) { // a link on the way went down
     }
-    if (platform_.epoch_at(sg4::Engine::get_clock()) == epoch) {
+    const double t_failed = sg4::Engine::get_clock();
+    if (platform_.epoch_at(t_failed) == epoch) {
       if (epoch + 1 >= platform_.epoch_start_s.size()) // no newer routes: nothing avoids the link
         report_stall(rank, step, k);
       sg4::this_actor::sleep_until(platform_.epoch_start_s[epoch + 1]); // the fabric is still re-routing
@@ -176,7 +177,7 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
       const auto noted = left_at_fault_.find(posted.comms[i].get());
       const double left = std::min(part.bytes, noted != left_at_fault_.end() ? noted->second : part.bytes);
       forget(posted.comms[i]);
-      part.t_end_s = t;
+      part.t_end_s = t_failed;
       part.bytes -= left;
       posted.parts[i].push_back({left, t, t, epoch});
       posted.comms[i] = inbox(round.sends[i].dst, k, step, sequence)
