@@ -189,6 +189,19 @@ double InputNode::as_quantity(Dimension dimension) const {
   return *value;
 }
 
+std::string InputNode::as_one_of(std::initializer_list<std::string_view> choices) const {
+  const std::string text = as_string();
+  std::string list;
+  size_t i = 0;
+  for (auto c : choices) {
+    if (text == c)
+      return text;
+    list.append(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ").append(c);
+    ++i;
+  }
+  fail("expected " + list + ", got '" + text + "'");
+}
+
 double InputNode::as_positive_quantity(Dimension dimension) const {
   const double v = as_quantity(dimension);
   if (v <= 0.0)

@@ -52,6 +52,8 @@ public:
   long long as_positive_integer() const; // >= 1
   long long as_non_negative_integer() const;
   bool as_bool() const;
+  // The text, which must be one of `choices` ("expected a, b or c, got 'x'" otherwise).
+  std::string as_one_of(std::initializer_list<std::string_view> choices) const;
   double as_quantity(Dimension dimension) const; // with unit, any sign checked by callers below
   double as_positive_quantity(Dimension dimension) const;
   double as_non_negative_quantity(Dimension dimension) const;

@@ -113,12 +113,8 @@ model::TrainingPlan parse_training(const InputNode& node) {
       c->fail("expected none, zero1, zero2 or zero3, got '" + c->as_string() + "'");
   if (auto c = node.optional_child("activation_recompute"))
     t.activation_recompute = c->as_bool();
-  if (auto c = node.optional_child("overlap")) {
-    const std::string overlap = c->as_string();
-    if (overlap != "none" && overlap != "bucketed")
-      c->fail("expected none or bucketed, got '" + overlap + "'");
-    t.overlap_bucketed = overlap == "bucketed";
-  }
+  if (auto c = node.optional_child("overlap"))
+    t.overlap_bucketed = c->as_one_of({"none", "bucketed"}) == "bucketed";
   if (auto c = node.optional_child("bucket"))
     t.bucket_bytes = c->as_positive_quantity(Dimension::Bytes);
   if (t.overlap_bucketed && t.sharding == model::Sharding::Zero2)
@@ -199,20 +195,15 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
     }
   if (auto c = cluster.optional_child("speed_distribution")) {
     c->check_keys({"kind", "mean", "stddev", "half_width", "seed"});
-    s.speed_distribution = c->child("kind").as_string();
-    if (s.speed_distribution != "normal" && s.speed_distribution != "uniform")
-      c->child("kind").fail("expected normal or uniform, got '" + s.speed_distribution + "'");
+    s.speed_distribution = c->child("kind").as_one_of({"normal", "uniform"});
     if (auto m = c->optional_child("mean"))
       s.speed_mean = m->as_positive_number();
     const char* spread = s.speed_distribution == "normal" ? "stddev" : "half_width";
     s.speed_spread = c->child(spread).as_non_negative_number();
     s.speed_seed = static_cast<unsigned long long>(c->child("seed").as_non_negative_integer());
   }
-  if (auto c = cluster.optional_child("ring_order")) {
-    s.ring_order = c->as_string();
-    if (s.ring_order != "topology" && s.ring_order != "rank")
-      c->fail("expected topology or rank, got '" + s.ring_order + "'");
-  }
+  if (auto c = cluster.optional_child("ring_order"))
+    s.ring_order = c->as_one_of({"topology", "rank"});
   if (auto c = cluster.optional_child("fabric")) {
     s.fabric = topologies::parse_fabric(*c);
     const auto graph =

@@ -81,12 +81,8 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
   c.nic = parse_link(node.child("nic"), c.nic, true);
   if (auto u = node.optional_child("uplink"))
     c.uplink = parse_link(*u, c.uplink, false);
-  if (auto n = node.optional_child("nics")) {
-    const std::string per = n->as_string();
-    if (per != "per-gpu" && per != "per-node")
-      n->fail("expected per-gpu or per-node, got '" + per + "'");
-    c.nic_per_gpu = per == "per-gpu";
-  }
+  if (auto n = node.optional_child("nics"))
+    c.nic_per_gpu = n->as_one_of({"per-gpu", "per-node"}) == "per-gpu";
   if (auto l = node.optional_child("leaf_ports"))
     c.leaf_ports = l->as_positive_integer();
   if (auto o = node.optional_child("oversubscription")) {
@@ -108,12 +104,8 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
     if (c.core_oversubscription < 1 || c.core_oversubscription > double(c.pod_leaves))
       o->fail("must be between 1 (non-blocking) and pod_leaves");
   }
-  if (auto p = node.optional_child("placement")) {
-    const std::string placement = p->as_string();
-    if (placement != "packed" && placement != "round-robin")
-      p->fail("expected packed or round-robin, got '" + placement + "'");
-    c.round_robin_placement = placement == "round-robin";
-  }
+  if (auto p = node.optional_child("placement"))
+    c.round_robin_placement = p->as_one_of({"packed", "round-robin"}) == "round-robin";
 }
 
 void parse_torus(const InputNode& node, FabricSpec& spec) {
@@ -144,9 +136,7 @@ void parse_graph(const InputNode& node, FabricSpec& spec) {
   node.check_keys(fabric_keys({"nodes", "links"}));
   for (const auto& n : node.child("nodes").elements()) {
     n.check_keys({"name", "kind"});
-    GraphNode g{n.child("name").as_string(), n.child("kind").as_string()};
-    if (g.kind != "gpu" && g.kind != "switch" && g.kind != "nic")
-      n.child("kind").fail("expected gpu, switch or nic, got '" + g.kind + "'");
+    GraphNode g{n.child("name").as_string(), n.child("kind").as_one_of({"gpu", "switch", "nic"})};
     spec.graph.nodes.push_back(g);
   }
   for (const auto& l : node.child("links").elements()) {
