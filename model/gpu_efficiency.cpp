@@ -9,20 +9,13 @@ namespace memwall::model {
 
 namespace {
 
-double read_fraction(const InputNode& node) {
-  const double v = node.as_positive_number();
-  if (v > 1)
-    node.fail("an efficiency is a fraction in (0, 1]");
-  return v;
-}
-
 std::vector<EfficiencyPoint> parse_curve(const InputNode& node) {
   std::vector<EfficiencyPoint> curve;
   for (const auto& item : node.elements()) {
     item.require_map();
     item.check_keys({"gemm_flops", "efficiency"});
     EfficiencyPoint p{item.child("gemm_flops").as_positive_quantity(Dimension::Flops),
-                      read_fraction(item.child("efficiency"))};
+                      item.child("efficiency").as_fraction()};
     if (!curve.empty() && p.gemm_flops <= curve.back().gemm_flops)
       item.child("gemm_flops").fail("curve sizes must increase from one point to the next");
     curve.push_back(p);
@@ -63,14 +56,14 @@ void parse_efficiencies(const InputNode& node, GpuSpec& gpu) {
       gpu.gemm_efficiency_curve = parse_curve(*c);
       gpu.gemm_efficiency = gpu.gemm_efficiency_curve.back().efficiency;
     } else {
-      gpu.gemm_efficiency = read_fraction(*c);
+      gpu.gemm_efficiency = c->as_fraction();
       gpu.gemm_efficiency_curve.clear();
     }
   }
   if (auto c = node.optional_child("attention_efficiency"))
-    gpu.attention_efficiency = read_fraction(*c);
+    gpu.attention_efficiency = c->as_fraction();
   if (auto c = node.optional_child("hbm_efficiency"))
-    gpu.hbm_efficiency = read_fraction(*c);
+    gpu.hbm_efficiency = c->as_fraction();
 }
 
 } // namespace memwall::model

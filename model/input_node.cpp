@@ -189,6 +189,13 @@ double InputNode::as_quantity(Dimension dimension) const {
   return *value;
 }
 
+double InputNode::as_fraction() const {
+  const double v = as_positive_number();
+  if (v > 1)
+    fail("must be a fraction in (0, 1], got " + describe_value());
+  return v;
+}
+
 std::string InputNode::as_one_of(std::initializer_list<std::string_view> choices) const {
   const std::string text = as_string();
   std::string list;

@@ -49,6 +49,7 @@ public:
   double as_number() const;              // any finite number
   double as_positive_number() const;     // > 0
   double as_non_negative_number() const; // >= 0
+  double as_fraction() const;            // in (0, 1]
   long long as_positive_integer() const; // >= 1
   long long as_non_negative_integer() const;
   bool as_bool() const;

@@ -60,11 +60,8 @@ model::TrafficConstants parse_traffic(const InputNode& node) {
   read("a_store", t.a_store_bytes_per_token_per_d);
   read("b_opt", t.b_opt_bytes_per_param);
   read("b_ar", t.b_ar_bytes_per_param);
-  if (auto c = node.optional_child("l2_frac")) {
-    t.l2_fraction = c->as_positive_number();
-    if (t.l2_fraction > 1)
-      c->fail("must be a fraction in (0, 1]");
-  }
+  if (auto c = node.optional_child("l2_frac"))
+    t.l2_fraction = c->as_fraction();
   return t;
 }
 

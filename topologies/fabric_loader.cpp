@@ -218,11 +218,8 @@ FabricSpec parse_fabric(const InputNode& node) {
   else
     kind.fail("unknown fabric kind '" + spec.kind +
               "' (known: star, nvlink-node, cluster, torus, dragonfly, graph)");
-  if (auto e = node.optional_child("efficiency")) {
-    spec.efficiency = e->as_positive_number();
-    if (spec.efficiency > 1)
-      e->fail("an efficiency is a fraction in (0, 1]");
-  }
+  if (auto e = node.optional_child("efficiency"))
+    spec.efficiency = e->as_fraction();
   if (auto m = node.optional_child("message_latency"))
     spec.message_latency_s = m->as_non_negative_quantity(Dimension::Time);
   if (auto d = node.optional_child("reroute_delay"))
