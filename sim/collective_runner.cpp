@@ -68,6 +68,8 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
 
 namespace {
 
+int payload = 0; // what every message carries: the data itself is not simulated, only its size
+
 sg4::Mailbox* inbox(long long rank, size_t round, long long step, long long sequence) {
   // Step parity keeps a fast GPU's next-step messages apart from a slow one's current ones.
   return sg4::Mailbox::by_name("ar-" + std::to_string(rank) + "-" + std::to_string(round) + "-" +
@@ -124,7 +126,6 @@ struct CollectiveRunner::PostedRound {
 
 void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long step, size_t k, size_t epoch,
                                   long long sequence, long long& activities) const {
-  static int payload = 0; // the data itself is not simulated, only its size
   const RankRound& round = rounds_[epoch][size_t(rank)][k];
   std::vector<size_t> pending(posted.comms.size());
   for (size_t i = 0; i < pending.size(); ++i)
@@ -194,7 +195,6 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   const size_t first = part == CollectivePart::AllGather ? total_rounds / 2 : 0;
   const size_t last = part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
   const double t_start = sg4::Engine::get_clock();
-  static int payload = 0; // the data itself is not simulated, only its size
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
   for (size_t k = first; k < last; ++k) {

@@ -39,7 +39,6 @@ bool is_star(const FabricGraph& graph) {
   return true;
 }
 
-// Epoch-e hosts of every GPU: epoch 0 keeps the fabric's names, later ones add "@e".
 // A local repair: routes that a link failure cuts get new paths around it, balanced against the
 // routes that stay, and move both their GPUs to new hosts (named "@epoch"), from which the routes that
 // were not cut stay as they were. The other GPUs keep their hosts, so a failure adds a few hosts, not
