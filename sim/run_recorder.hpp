@@ -24,6 +24,7 @@ struct GpuTotals {
   double bytes_sent = 0;
   double bytes_received = 0;
   double finish_time_s = 0;
+  bool finished = false; // the GPU's actor ran to its end (false after a deadlock)
   long long activities = 0;
 
   double time_s(PhaseKind kind) const { return phase_time_s[static_cast<size_t>(kind)]; }
@@ -64,7 +65,10 @@ public:
   void record_message(const trace::CommRow& message, const std::vector<std::string>& links);
   void register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,
                      double j_per_byte);
-  void record_finish(long long rank, double t_s) { totals_[static_cast<size_t>(rank)].finish_time_s = t_s; }
+  void record_finish(long long rank, double t_s) {
+    totals_[static_cast<size_t>(rank)].finish_time_s = t_s;
+    totals_[static_cast<size_t>(rank)].finished = true;
+  }
   // Adds the `wait` rows of GPUs that finished before `makespan_s` (traces only).
   void close_run(double makespan_s);
 

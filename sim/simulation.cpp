@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
 #include <cstdio>
 
 namespace memwall::sim {
@@ -63,6 +65,37 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   m.e_static_j = s.gpu.p_static_w * m.step_time_s;
   model::finish_ratios(m, s.gpu.peak_flops_per_s);
   return m;
+}
+
+// An impossible end state is never a result: SimGrid reports a deadlock (activities that can never
+// complete) but returns normally, so every GPU must have run to its end and every byte sent must
+// have been received.
+void check_run_complete(const std::vector<GpuTotals>& totals, const FaultLog& faults) {
+  std::vector<long long> stuck;
+  double sent = 0, received = 0;
+  for (size_t rank = 0; rank < totals.size(); ++rank) {
+    if (!totals[rank].finished)
+      stuck.push_back(static_cast<long long>(rank));
+    sent += totals[rank].bytes_sent;
+    received += totals[rank].bytes_received;
+  }
+  std::string events;
+  for (const auto& line : faults.applied)
+    events += (events.empty() ? "" : "; ") + line;
+  const std::string after = events.empty() ? "" : " after " + events;
+  if (!stuck.empty()) {
+    std::string which;
+    for (size_t i = 0; i < std::min<size_t>(stuck.size(), 8); ++i)
+      which += (i ? ", " : "") + std::to_string(stuck[i]);
+    if (stuck.size() > 8)
+      which += ", ... (" + std::to_string(stuck.size()) + " GPUs)";
+    throw std::runtime_error("the run stalled" + after + ": GPU " + which +
+                             " never finished its step (a deadlock: messages that can never be delivered). "
+                             "No result is reported.");
+  }
+  if (std::abs(sent - received) > 1e-9 * std::max(1.0, std::max(sent, received)))
+    throw std::runtime_error("bytes were lost" + after + ": " + std::to_string(sent) + " B sent, " +
+                             std::to_string(received) + " B received. No result is reported.");
 }
 
 } // namespace
@@ -117,6 +150,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
 
   RunResult result;
   result.per_gpu = recorder.totals();
+  check_run_complete(result.per_gpu, faults);
   for (const GpuTotals& t : result.per_gpu) {
     result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
     result.activities += t.activities;

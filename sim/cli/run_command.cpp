@@ -65,16 +65,19 @@ int run_command(const RunOptions& options) {
     std::cerr << "memwall: error: --trace and --timeline take exactly one scenario (got " << scenarios.size() << ")\n";
     return kExitBadInput;
   }
-  if (!options.json)
-    std::cout << model::table5_header() << "\n";
   int code = kExitOk;
+  bool header_printed = false; // with the first result: a run that fails prints no table at all
   for (const auto& s : scenarios) {
     try {
       const nlohmann::json record = sim::run_isolated(s, output);
       if (options.json)
         std::cout << record.dump() << "\n";
-      else
+      else {
+        if (!header_printed)
+          std::cout << model::table5_header() << "\n";
+        header_printed = true;
         std::cout << table_row(s, record) << "\n";
+      }
       std::cout.flush();
     } catch (const std::exception& e) {
       std::cerr << "memwall: error: " << e.what() << "\n";
