@@ -157,9 +157,12 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
     const double t = sg4::Engine::get_clock();
     for (size_t slot = pending.size(); slot-- > 0;) {
       const size_t i = pending[slot];
-      bool failed = posted.comms[i]->get_state() == sg4::Activity::State::FAILED;
+      // Not Comm::test(): on a comm that failed it answers "done" without the exception, which
+      // would take a lost message for a delivered one. A wait of zero time throws for a failed comm,
+      // returns 0 for a completed one and -1 for one still under way.
+      bool failed = false;
       try {
-        if (!failed && posted.comms[i]->test()) {
+        if (sg4::Comm::wait_any_for({posted.comms[i]}, 0.0) == 0) {
           finish(slot);
           continue;
         }

@@ -67,6 +67,8 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   return m;
 }
 
+} // namespace
+
 // An impossible end state is never a result: SimGrid reports a deadlock (activities that can never
 // complete) but returns normally, so every GPU must have run to its end and every byte sent must
 // have been received.
@@ -97,8 +99,6 @@ void check_run_complete(const std::vector<GpuTotals>& totals, const FaultLog& fa
     throw std::runtime_error("bytes were lost" + after + ": " + std::to_string(sent) + " B sent, " +
                              std::to_string(received) + " B received. No result is reported.");
 }
-
-} // namespace
 
 RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();

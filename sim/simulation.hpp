@@ -32,4 +32,9 @@ struct RunResult {
 
 RunResult run_simulation(const Scenario& scenario, const OutputOptions& output = {});
 
+struct FaultLog;
+// Throws (a stall report) unless every GPU ran to its end and every byte sent was received: SimGrid
+// ends a deadlocked run normally, so this is what keeps a stalled run from reporting a result.
+void check_run_complete(const std::vector<GpuTotals>& totals, const FaultLog& faults);
+
 } // namespace memwall::sim

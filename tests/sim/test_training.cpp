@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include "sim/isolated_run.hpp"
+#include "sim/link_events.hpp"
+#include "sim/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace memwall;
@@ -159,4 +161,22 @@ TEST_CASE("FSDP (ZeRO-3) with prefetch: only the first gather and the last reduc
   // FSDP reduce-scatters every micro-batch: 3 collectives of the whole parameter set per micro-batch.
   CHECK(r["bytes_sent_per_gpu"].get<double>() == rel(3.0 * 2 * (kN - 1.0) / kN * 2.0 * params(s), 1e-9));
   CHECK(r["t_allreduce_s"].get<double>() <= r["t_comm_total_s"].get<double>());
+}
+
+TEST_CASE("a run with a GPU that never finished, or with bytes lost, gives no result") {
+  // SimGrid ends a deadlocked run normally; the end-of-run check must turn it into a stall report.
+  std::vector<sim::GpuTotals> totals(3);
+  for (auto& t : totals) {
+    t.finished = true;
+    t.bytes_sent = t.bytes_received = 1e9;
+  }
+  sim::FaultLog faults;
+  CHECK_NOTHROW(sim::check_run_complete(totals, faults));
+  faults.applied = {"t = 0.15 s: gpu000003-nic down"};
+  totals[1].finished = false;
+  CHECK_THROWS_WITH(sim::check_run_complete(totals, faults),
+                    Catch::Contains("stalled after t = 0.15 s: gpu000003-nic down: GPU 1 never finished"));
+  totals[1].finished = true;
+  totals[2].bytes_received = 0.5e9; // half of one GPU's share never arrived
+  CHECK_THROWS_WITH(sim::check_run_complete(totals, faults), Catch::Contains("bytes were lost"));
 }
