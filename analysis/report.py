@@ -20,7 +20,8 @@ ENERGY_PARTS = [("e_arith_j", "arithmetic", "#1f618d"), ("e_hbm_j", "HBM", "#c03
                 ("e_static_j", "static", "#95a5a6"), ("e_network_j", "network", "#7d3c98")]
 PHASE_COLORS = {"fwd_gemm": "#1f618d", "fwd_elementwise": "#5dade2", "bwd_gemm": "#117a65",
                 "bwd_elementwise": "#48c9b0", "forward": "#1f618d", "backward": "#117a65", "compute": "#1f618d",
-                "allreduce": "#d68910", "optimizer": "#b03a2e", "wait": "#d5d8dc"}
+                "allreduce": "#d68910", "allgather": "#f5b041", "reducescatter": "#a04000", "optimizer": "#b03a2e",
+                "wait": "#d5d8dc"}
 
 
 def table5(t):
@@ -34,11 +35,21 @@ def table5(t):
 
 def breakdown(t):
     phases = t.by_phase()
-    total_t = sum(v[0] for v in phases.values())
+    tiled = {k: v for k, v in phases.items() if not k.endswith("(overlapped)")}
+    total_t = sum(v[0] for v in tiled.values())
     total_e = sum(v[1] for v in phases.values())
-    print(f"\n{'phase':16s} {'GPU-seconds':>12s} {'time %':>7s} {'energy J':>12s} {'energy %':>8s}")
+    print(f"\n{'phase':28s} {'GPU-seconds':>12s} {'time %':>7s} {'energy J':>12s} {'energy %':>8s}")
     for name, (sec, joules) in phases.items():
-        print(f"{name:16s} {sec:12.4f} {100 * sec / total_t:7.1f} {joules:12.2f} {100 * joules / total_e:8.1f}")
+        share = f"{100 * sec / total_t:7.1f}" if name in tiled else f"{'-':>7s}"
+        print(f"{name:28s} {sec:12.4f} {share} {joules:12.2f} {100 * joules / total_e:8.1f}")
+    print("(time % of the GPUs' time; a collective on the compute stream is the time the GPUs waited for it)")
+    comms = t.collectives()
+    if comms:
+        print(f"\n{'collective':16s} {'busy GPU-s':>11s} {'exposed GPU-s':>14s} {'exposed %':>10s} "
+              f"{'% of GPU time':>14s} {'network J':>10s}")
+        for name, (busy, exposed, joules) in comms.items():
+            print(f"{name:16s} {busy:11.4f} {exposed:14.4f} {100 * exposed / busy if busy else 0:10.1f} "
+                  f"{100 * exposed / total_t:14.1f} {joules:10.2f}")
     return phases
 
 
@@ -66,10 +77,14 @@ def energy_chart(t, path):
 def gantt_chart(t, path, max_gpus):
     fig, ax = plt.subplots(figsize=(11, 0.45 * min(max_gpus, len(t.per_gpu)) + 1.6))
     seen = set()
-    for row in t.phases[t.phases["gpu"] < max_gpus]:
-        name = t.phase_label(row["phase"])
-        ax.barh(row["gpu"], (row["t_end_s"] - row["t_start_s"]) * 1e3, left=row["t_start_s"] * 1e3, height=0.7,
-                color=PHASE_COLORS.get(name, "k"), label=None if name in seen else name, linewidth=0)
+    shown = t.phases["gpu"] < max_gpus
+    for row, stream in zip(t.phases[shown], t.stream[shown]):
+        name = t.phase_label(row["phase"]) + (" (overlapped)" if stream else "")
+        # The communication stream runs beside the compute: a thin bar under the GPU's own.
+        y, height = (row["gpu"] + 0.4, 0.2) if stream else (row["gpu"] - 0.1, 0.6)
+        ax.barh(y, (row["t_end_s"] - row["t_start_s"]) * 1e3, left=row["t_start_s"] * 1e3, height=height,
+                color=PHASE_COLORS.get(name.split(" ")[0], "k"), label=None if name in seen else name, linewidth=0,
+                hatch="//" if stream else None)
         seen.add(name)
     ax.set_xlabel("simulated time [ms]")
     ax.set_ylabel("GPU rank")

@@ -26,17 +26,45 @@ class Trace:
     def phase_label(self, value):
         return self.phase_names[int(value)]
 
+    @property
+    def stream(self):
+        """Per phase row: 0 on the compute stream (rows tile the run), 1 on the communication stream
+        (collectives overlapped with compute). Traces without the column have only the first."""
+        if "stream" in self.phases.dtype.names:
+            return self.phases["stream"]
+        return np.zeros(len(self.phases), dtype=np.uint8)
+
     def by_phase(self):
-        """{phase name: (seconds summed over GPUs, joules summed over GPUs)}, in enum order."""
+        """{phase name: (seconds summed over GPUs, joules summed over GPUs)} of the compute stream, in
+        enum order, then the overlapped collectives as 'NAME (overlapped)'. A collective's row on the
+        compute stream is the time the GPU waited for it: its exposed part."""
         out = {}
-        for value in sorted(self.phase_names):
+        for stream, suffix in ((0, ""), (1, " (overlapped)")):
+            for value in sorted(self.phase_names):
+                rows = self.phases[(self.phases["phase"] == value) & (self.stream == stream)]
+                if len(rows) == 0:
+                    continue
+                energy = rows["e_arith_j"] + rows["e_hbm_j"] + rows["e_static_j"] + rows["e_network_j"]
+                out[self.phase_names[value] + suffix] = (float(np.sum(rows["t_end_s"] - rows["t_start_s"])),
+                                                         float(np.sum(energy)))
+        return out
+
+    def collectives(self):
+        """{collective kind: (busy GPU-seconds, exposed GPU-seconds, network joules)}. Without overlap
+        every collective is exposed; with it, exposed is the compute stream's wait for it."""
+        out = {}
+        for value, name in sorted(self.phase_names.items()):
+            if name not in ("allreduce", "allgather", "reducescatter"):
+                continue
             rows = self.phases[self.phases["phase"] == value]
             if len(rows) == 0:
                 continue
-            energy = rows["e_arith_j"] + rows["e_hbm_j"] + rows["e_static_j"] + rows["e_network_j"]
-            out[self.phase_names[value]] = (float(np.sum(rows["t_end_s"] - rows["t_start_s"])), float(np.sum(energy)))
+            seconds = rows["t_end_s"] - rows["t_start_s"]
+            on_stream = self.stream[self.phases["phase"] == value] == 1
+            busy = float(np.sum(seconds[on_stream])) if np.any(on_stream) else float(np.sum(seconds))
+            exposed = float(np.sum(seconds[~on_stream]))
+            out[name] = (busy, exposed, float(np.sum(rows["e_network_j"])))
         return out
-
 
 def _text(value):
     if isinstance(value, bytes):

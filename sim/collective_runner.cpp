@@ -191,8 +191,19 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
   }
 }
 
-void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale,
-                           long long sequence) const {
+trace::TracePhase trace_kind(CollectivePart part) {
+  switch (part) {
+  case CollectivePart::ReduceScatter:
+    return trace::TracePhase::ReduceScatter;
+  case CollectivePart::AllGather:
+    return trace::TracePhase::AllGather;
+  default:
+    return trace::TracePhase::AllReduce;
+  }
+}
+
+void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale, long long sequence,
+                           bool overlapped) const {
   const auto r = static_cast<size_t>(rank);
   const size_t total_rounds = rounds_[0][r].size();
   const size_t first = part == CollectivePart::AllGather ? total_rounds / 2 : 0;
@@ -234,8 +245,8 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
       activities += 1;
     }
   }
-  recorder_.record_collective(rank, step, t_start, sg4::Engine::get_clock(), sent, received_bytes, network_j,
-                              activities);
+  recorder_.record_collective(rank, step, trace_kind(part), overlapped, t_start, sg4::Engine::get_clock(), sent,
+                              received_bytes, network_j, activities);
 }
 
 } // namespace memwall::sim

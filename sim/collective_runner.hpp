@@ -22,6 +22,7 @@ namespace memwall::sim {
 // Which part of an all-reduce schedule to run: all of it, or its first half (the reduce-scatter
 // rounds) or second half (the all-gather rounds), as ZeRO-2/3 need.
 enum class CollectivePart { AllReduce, ReduceScatter, AllGather };
+trace::TracePhase trace_kind(CollectivePart part);
 
 class CollectiveRunner {
 public:
@@ -33,8 +34,9 @@ public:
   // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
   // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step
   // take distinct `sequence` numbers, so that their messages never mix.
+  // `overlapped`: called from the communication stream, beside the compute.
   void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce,
-           double scale = 1.0, long long sequence = 0) const;
+           double scale = 1.0, long long sequence = 0, bool overlapped = false) const;
   const std::string& algorithm() const { return algorithm_; }
   // Called just before a link goes down: notes the bytes each message in flight has left, which
   // a message that then fails resends over its new route.

@@ -10,7 +10,7 @@ void CommActor::operator()() const {
     queue_.queued->acquire();
     const CommRequest r = queue_.requests.front();
     queue_.requests.pop_front();
-    collectives_.run(rank_, r.step, r.part, r.fraction, r.sequence);
+    collectives_.run(rank_, r.step, r.part, r.fraction, r.sequence, true);
     if (r.done)
       r.done->release();
   }

@@ -34,6 +34,12 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
                                     (pending + work_.embedding_gradient_bytes) / work_.gradient_bytes, step, 0);
 }
 
+void GpuActor::wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, trace::TracePhase kind) const {
+  const double t_start = sg4::Engine::get_clock();
+  done->acquire();
+  recorder_.record_exposed_wait(rank_, step, kind, t_start, sg4::Engine::get_clock());
+}
+
 double GpuActor::layer_fraction(long long layer) const {
   const double layer_bytes = work_.layer_gradient_bytes + (layer == 0 ? work_.embedding_gradient_bytes : 0.0);
   return layer_bytes / work_.gradient_bytes;
@@ -51,7 +57,7 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
   for (long long layer = 0; layer < layers; ++layer) {
     simgrid::s4u::SemaphorePtr ready = next;
     next = layer + 1 < layers ? gather(0, layer + 1) : gather(1, layers - 1);
-    ready->acquire();
+    wait_for(ready, step, trace::TracePhase::AllGather);
     run_phase({step, mb, layer}, work_.fwd_gemm);
     run_phase({step, mb, layer}, work_.fwd_elementwise);
   }
@@ -61,7 +67,7 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
     simgrid::s4u::SemaphorePtr ready = next;
     if (layer > 0)
       next = gather(1, layer - 1);
-    ready->acquire();
+    wait_for(ready, step, trace::TracePhase::AllGather);
     run_phase({step, mb, layer}, work_.bwd_gemm);
     run_phase({step, mb, layer}, work_.bwd_elementwise);
     gradients_done_ =
@@ -72,8 +78,9 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
 void GpuActor::synchronise_gradients(long long step) const {
   using model::Sharding;
   const Sharding sharding = scenario_.training.sharding;
-  if (stream_)
-    gradients_done_->acquire(); // the stream runs in order: the last one done means all are
+  if (stream_) // the stream runs in order: the last one done means all are
+    wait_for(gradients_done_, step,
+             sharding == Sharding::Zero3 ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce);
   else if (sharding == Sharding::Zero2 || sharding == Sharding::Zero3)
     allreduce_.run(rank_, step, CollectivePart::ReduceScatter, 1.0, -1);
   else

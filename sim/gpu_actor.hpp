@@ -28,6 +28,8 @@ private:
   void backward(long long step, long long mb, bool last_microbatch) const;
   void synchronise_gradients(long long step) const;
   void fsdp_microbatch(long long step, long long mb) const;
+  // Waits for a collective on the communication stream; the wait is exposed communication of `kind`.
+  void wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, trace::TracePhase kind) const;
   double layer_fraction(long long layer) const; // of all parameters; layer 0 carries the embeddings
 
   long long rank_;

@@ -27,13 +27,14 @@ void RunRecorder::record_phase(long long rank, const PhaseContext& where, const 
   t.activities += 1;
   if (trace_)
     trace_->add_phase({int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer),
-                       trace_phase(phase.kind), t_start_s, t_end_s, phase.flops, phase.hbm_bytes, e_arith, e_hbm,
+                       trace_phase(phase.kind), trace::TraceStream::Compute, t_start_s, t_end_s, phase.flops,
+                       phase.hbm_bytes, e_arith, e_hbm,
                        gpu_.p_static_w * (t_end_s - t_start_s), 0.0});
 }
 
-void RunRecorder::record_collective(long long rank, long long step, double t_start_s, double t_end_s,
-                                    double bytes_sent, double bytes_received, double network_j,
-                                    long long activities) {
+void RunRecorder::record_collective(long long rank, long long step, trace::TracePhase kind, bool overlapped,
+                                    double t_start_s, double t_end_s, double bytes_sent, double bytes_received,
+                                    double network_j, long long activities) {
   GpuTotals& t = totals_[static_cast<size_t>(rank)];
   t.phase_time_s[static_cast<size_t>(PhaseKind::AllReduce)] += t_end_s - t_start_s;
   t.bytes_sent += bytes_sent;
@@ -41,8 +42,17 @@ void RunRecorder::record_collective(long long rank, long long step, double t_sta
   t.e_network_j += network_j;
   t.activities += activities;
   if (trace_)
-    trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, trace::TracePhase::AllReduce, t_start_s, t_end_s, 0.0,
-                       0.0, 0.0, 0.0, gpu_.p_static_w * (t_end_s - t_start_s), network_j});
+    trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, kind,
+                       overlapped ? trace::TraceStream::Communication : trace::TraceStream::Compute, t_start_s,
+                       t_end_s, 0.0, 0.0, 0.0, 0.0, overlapped ? 0.0 : gpu_.p_static_w * (t_end_s - t_start_s),
+                       network_j});
+}
+
+void RunRecorder::record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s,
+                                      double t_end_s) {
+  if (trace_ && t_end_s > t_start_s)
+    trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, kind, trace::TraceStream::Compute, t_start_s, t_end_s,
+                       0.0, 0.0, 0.0, 0.0, gpu_.p_static_w * (t_end_s - t_start_s), 0.0});
 }
 
 void RunRecorder::register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,
@@ -68,7 +78,7 @@ void RunRecorder::close_run(double makespan_s) {
   for (size_t rank = 0; rank < totals_.size(); ++rank) {
     const double finish = totals_[rank].finish_time_s;
     if (finish < makespan_s)
-      trace_->add_phase({int32_t(rank), -1, -1, -1, trace::TracePhase::Wait, finish, makespan_s, 0.0, 0.0, 0.0, 0.0,
+      trace_->add_phase({int32_t(rank), -1, -1, -1, trace::TracePhase::Wait, trace::TraceStream::Compute, finish, makespan_s, 0.0, 0.0, 0.0, 0.0,
                          gpu_.p_static_w * (makespan_s - finish), 0.0});
   }
 }

@@ -58,9 +58,14 @@ public:
   // A compute or memory phase that ran on `rank` from t_start_s to t_end_s.
   void record_phase(long long rank, const PhaseContext& where, const PhaseCost& phase, double t_start_s,
                     double t_end_s);
-  // A collective's share on `rank`: its duration, bytes it sent and received, network energy, activities.
-  void record_collective(long long rank, long long step, double t_start_s, double t_end_s, double bytes_sent,
-                         double bytes_received, double network_j, long long activities);
+  // A collective's share on `rank`: its kind, duration, bytes it sent and received, network energy,
+  // activities. `overlapped`: it ran on the communication stream beside the compute (its static
+  // energy is the compute stream's).
+  void record_collective(long long rank, long long step, trace::TracePhase kind, bool overlapped, double t_start_s,
+                         double t_end_s, double bytes_sent, double bytes_received, double network_j,
+                         long long activities);
+  // The compute stream waited for an overlapped collective of `kind` (exposed communication; traces only).
+  void record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s, double t_end_s);
   // One simulated message and the links it crossed (traces only).
   void record_message(const trace::CommRow& message, const std::vector<std::string>& links);
   void register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,

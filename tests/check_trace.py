@@ -51,6 +51,18 @@ def conservation(memwall, tmp):
     gpus, mb, steps, layers = 6, 2, 2, 3
     scenario = write(tmp, gpus, mb, steps)
     for level, per_step_rows in (("layer", mb * 4 * layers + 2), ("microbatch", mb * 2 + 2), ("step", 3)):
+        check_conservation(memwall, tmp, scenario, level, gpus, steps, per_step_rows)
+    # With overlap (DDP buckets; FSDP prefetch and per-layer reduce-scatter) the collectives run on a
+    # communication stream beside the compute: once, their static energy was counted twice.
+    for training, kinds in (("{sharding: zero1, overlap: bucketed, bucket: 1MB}", {"allreduce"}),
+                            ("{sharding: zero3, overlap: bucketed}", {"allgather", "reducescatter"})):
+        overlapped = os.path.join(tmp, "overlap.yaml")
+        open(overlapped, "w").write(open(scenario).read() + f"training: {training}\n")
+        check_conservation(memwall, tmp, overlapped, "layer", gpus, steps, None, kinds)
+
+
+def check_conservation(memwall, tmp, scenario, level, gpus, steps, per_step_rows, collective_kinds=None):
+    if True:
         path = os.path.join(tmp, f"{level}.h5")
         subprocess.run([memwall, "run", scenario, "--trace", path, "--trace-level", level], check=True,
                        capture_output=True)
@@ -67,14 +79,27 @@ def conservation(memwall, tmp):
         # Time: the last phase ends at the run's end; every GPU's rows tile [0, makespan].
         expect(rel_close(float(np.max(ph["t_end_s"])), s["step_time_s"] * steps), f"{level}: last end != step time")
         for g in range(gpus):
-            rows = np.sort(ph[ph["gpu"] == g], order="t_start_s")
+            rows = np.sort(ph[(ph["gpu"] == g) & (ph["stream"] == 0)], order="t_start_s")
             expect(rows["t_start_s"][0] == 0.0 and np.allclose(rows["t_start_s"][1:], rows["t_end_s"][:-1],
                                                                 rtol=0, atol=1e-12),
                    f"{level}: GPU {g}'s phases leave gaps")
         # Rows: what the scenario implies, plus at most one `wait` row per GPU.
         waits = int(np.sum(ph["phase"] == [v for v, n in t.phase_names.items() if n == "wait"][0]))
-        expect(len(ph) - waits == gpus * steps * per_step_rows and waits <= gpus,
-               f"{level}: {len(ph)} phase rows ({waits} wait), expected {gpus * steps * per_step_rows} + waits")
+        expect(per_step_rows is None or (len(ph) - waits == gpus * steps * per_step_rows and waits <= gpus),
+               f"{level}: {len(ph)} phase rows ({waits} wait), expected {gpus * steps * (per_step_rows or 0)} + waits")
+        if collective_kinds:
+            # The communication stream carries the collectives, named by kind, with no static energy;
+            # the compute stream's collective rows are the exposed waits, no longer than the collectives.
+            comm = ph[ph["stream"] == 1]
+            names = {t.phase_label(v) for v in comm["phase"]}
+            expect(names == collective_kinds, f"{level}: overlapped collectives named {names}, not {collective_kinds}")
+            expect(float(np.sum(comm["e_static_j"])) == 0.0, f"{level}: overlapped rows carry static energy")
+            exposed = ph[(ph["stream"] == 0) & np.isin(ph["phase"], comm["phase"])]
+            busy = float(np.sum(comm["t_end_s"] - comm["t_start_s"]))
+            shown = float(np.sum(exposed["t_end_s"] - exposed["t_start_s"]))
+            expect(0 < shown < busy, f"{level}: exposed {shown} s vs overlapped collectives {busy} s")
+            expect(rel_close(float(np.sum(comm["e_network_j"])), s["e_network_j"] * gpus * steps),
+                   f"{level}: network energy of the collectives != summary")
         # Messages: for every collective, each GPU sends what it receives; totals match per-GPU figures.
         if level != "step":
             c = t.comms

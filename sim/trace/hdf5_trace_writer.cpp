@@ -103,6 +103,7 @@ void write_phases(hid_t file, const std::vector<PhaseRow>& rows) {
       .field("microbatch", offsetof(PhaseRow, microbatch), H5T_NATIVE_INT32, "index (-1: none)")
       .field("layer", offsetof(PhaseRow, layer), H5T_NATIVE_INT32, "index (-1: none)")
       .field("phase", offsetof(PhaseRow, phase), phase_type, "enum")
+      .field("stream", offsetof(PhaseRow, stream), H5T_NATIVE_UINT8, "0 compute (tiles the run), 1 communication (overlapped)")
       .field("t_start_s", offsetof(PhaseRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
       .field("t_end_s", offsetof(PhaseRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
       .field("flops", offsetof(PhaseRow, flops), H5T_NATIVE_DOUBLE, "FLOP")

@@ -18,18 +18,20 @@ void write_timeline(const std::string& path, const std::vector<PhaseRow>& phases
   std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   std::fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"GPUs\"}},\n");
   std::fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"communication\"}}");
+  std::fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"overlapped collectives\"}}");
+  static const char* const suffix[3] = {"", " sends", " collectives"};
   for (long long g = 0; g < gpus; ++g)
-    for (int pid = 0; pid < 2; ++pid)
+    for (int pid = 0; pid < 3; ++pid)
       std::fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%lld,\"args\":{\"name\":\"gpu %lld%s\"}}",
-                   pid, g, g, pid ? " sends" : "");
+                   pid, g, g, suffix[pid]);
   for (const auto& p : phases) {
     if (p.gpu >= gpus)
       continue;
     std::fprintf(f,
-                 ",\n{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
+                 ",\n{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
                  "\"args\":{\"step\":%d,\"microbatch\":%d,\"layer\":%d,\"flops\":%.17g,\"hbm_bytes\":%.17g,"
                  "\"energy_j\":%.17g}}",
-                 trace_phase_name(p.phase), p.gpu, p.t_start_s * 1e6, (p.t_end_s - p.t_start_s) * 1e6, p.step,
+                 trace_phase_name(p.phase), p.stream == TraceStream::Communication ? 2 : 0, p.gpu, p.t_start_s * 1e6, (p.t_end_s - p.t_start_s) * 1e6, p.step,
                  p.microbatch, p.layer, p.flops, p.hbm_bytes,
                  p.e_arith_j + p.e_hbm_j + p.e_static_j + p.e_network_j);
   }

@@ -21,7 +21,7 @@ void TraceBuffer::add_phase(const PhaseRow& row) {
     if (level_ == TraceLevel::Step)
       r.microbatch = -1;
   }
-  long long& open = open_row_[static_cast<size_t>(r.gpu)];
+  long long& open = open_row_[2 * static_cast<size_t>(r.gpu) + static_cast<size_t>(r.stream)];
   if (open >= 0) {
     PhaseRow& last = phases_[static_cast<size_t>(open)];
     if (last.phase == r.phase && r.phase != row.phase && last.step == r.step && last.microbatch == r.microbatch) {

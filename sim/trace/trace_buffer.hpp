@@ -16,7 +16,7 @@ namespace memwall::trace {
 
 class TraceBuffer {
 public:
-  TraceBuffer(TraceLevel level, long long gpus) : level_(level), open_row_(static_cast<size_t>(gpus), -1) {}
+  TraceBuffer(TraceLevel level, long long gpus) : level_(level), open_row_(2 * static_cast<size_t>(gpus), -1) {}
 
   TraceLevel level() const { return level_; }
   void add_phase(const PhaseRow& row);
@@ -30,7 +30,7 @@ public:
 private:
   TracePhase aggregate_kind(TracePhase phase) const;
   TraceLevel level_;
-  std::vector<long long> open_row_; // per GPU: index of the row that may still grow, or -1
+  std::vector<long long> open_row_; // per GPU and stream: index of the row that may still grow, or -1
   std::vector<PhaseRow> phases_;
   std::vector<CommRow> comms_;
 };

@@ -7,7 +7,7 @@ namespace memwall::trace {
 const char* trace_phase_name(TracePhase phase) {
   static const char* const names[kTracePhases] = {"fwd_gemm",  "fwd_elementwise", "bwd_gemm", "bwd_elementwise",
                                                   "allreduce", "optimizer",       "forward",  "backward",
-                                                  "compute",   "wait"};
+                                                  "compute",   "wait",            "allgather", "reducescatter"};
   return names[static_cast<int>(phase)];
 }
 

@@ -19,8 +19,16 @@ enum class TracePhase : uint8_t {
   Backward, // micro-batch level
   Compute,  // step level: all forward and backward phases of a step
   Wait,     // idle until the slowest GPU finishes the run
+  AllGather,     // ZeRO-3 / FSDP parameter gathers, ZeRO-2 parameter shards back
+  ReduceScatter, // ZeRO-2/3 gradient reduce-scatter
 };
-inline constexpr int kTracePhases = 10;
+inline constexpr int kTracePhases = 12;
+
+// Which timeline of a GPU a phase row is on. The compute stream's rows tile [0, makespan] and carry
+// the GPU's static energy (a wait for a collective there is exposed communication); with overlap,
+// the communication stream's rows run beside them and carry only network energy, so no joule is
+// counted twice.
+enum class TraceStream : uint8_t { Compute = 0, Communication = 1 };
 const char* trace_phase_name(TracePhase phase);
 
 enum class TraceLevel { Step, Microbatch, Layer, Message };
@@ -34,6 +42,7 @@ struct PhaseRow {
   int32_t microbatch = -1; // -1: not within a micro-batch (all-reduce, optimizer, wait, step level)
   int32_t layer = -1;      // -1: not a single layer
   TracePhase phase = TracePhase::FwdGemm;
+  TraceStream stream = TraceStream::Compute;
   double t_start_s = 0;
   double t_end_s = 0;
   double flops = 0;

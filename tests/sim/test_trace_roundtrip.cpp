@@ -32,9 +32,9 @@ std::string read_string_attribute(hid_t object, const char* name) {
 TEST_CASE("phases, comms and summary survive a write/read round trip") {
   const std::string path = (std::filesystem::temp_directory_path() / "memwall-roundtrip.h5").string();
   std::vector<PhaseRow> phases = {
-      {0, 0, 0, 0, TracePhase::FwdGemm, 0.0, 0.5, 1e12, 2e9, 0.9, 0.12, 30.0, 0.0},
-      {0, 0, -1, -1, TracePhase::AllReduce, 0.5, 1.25, 0, 0, 0, 0, 45.0, 0.25},
-      {1, -1, -1, -1, TracePhase::Wait, 1.0, 1.25, 0, 0, 0, 0, 15.0, 0.0},
+      {0, 0, 0, 0, TracePhase::FwdGemm, TraceStream::Compute, 0.0, 0.5, 1e12, 2e9, 0.9, 0.12, 30.0, 0.0},
+      {0, 0, -1, -1, TracePhase::AllReduce, TraceStream::Compute, 0.5, 1.25, 0, 0, 0, 0, 45.0, 0.25},
+      {1, -1, -1, -1, TracePhase::Wait, TraceStream::Compute, 1.0, 1.25, 0, 0, 0, 0, 15.0, 0.0},
   };
   std::vector<CommRow> comms = {{0, 1, 3.5e9, 0.5, 1.2, 0}, {1, 0, 3.5e9, 0.5, 1.2, 0}};
   TraceContents c;
@@ -107,11 +107,11 @@ TEST_CASE("phases, comms and summary survive a write/read round trip") {
 
 TEST_CASE("aggregation: micro-batch level merges a micro-batch's forward phases into one row") {
   TraceBuffer buffer(TraceLevel::Microbatch, 1);
-  buffer.add_phase({0, 0, 0, 0, TracePhase::FwdGemm, 0.0, 1.0, 10, 1, 1, 1, 1, 0});
-  buffer.add_phase({0, 0, 0, 0, TracePhase::FwdElementwise, 1.0, 1.5, 0, 2, 0, 2, 0.5, 0});
-  buffer.add_phase({0, 0, 0, 1, TracePhase::FwdGemm, 1.5, 2.5, 10, 1, 1, 1, 1, 0});
-  buffer.add_phase({0, 0, 0, 1, TracePhase::BwdGemm, 2.5, 4.5, 20, 2, 2, 2, 2, 0});
-  buffer.add_phase({0, 0, 1, 0, TracePhase::FwdGemm, 4.5, 5.5, 10, 1, 1, 1, 1, 0});
+  buffer.add_phase({0, 0, 0, 0, TracePhase::FwdGemm, TraceStream::Compute, 0.0, 1.0, 10, 1, 1, 1, 1, 0});
+  buffer.add_phase({0, 0, 0, 0, TracePhase::FwdElementwise, TraceStream::Compute, 1.0, 1.5, 0, 2, 0, 2, 0.5, 0});
+  buffer.add_phase({0, 0, 0, 1, TracePhase::FwdGemm, TraceStream::Compute, 1.5, 2.5, 10, 1, 1, 1, 1, 0});
+  buffer.add_phase({0, 0, 0, 1, TracePhase::BwdGemm, TraceStream::Compute, 2.5, 4.5, 20, 2, 2, 2, 2, 0});
+  buffer.add_phase({0, 0, 1, 0, TracePhase::FwdGemm, TraceStream::Compute, 4.5, 5.5, 10, 1, 1, 1, 1, 0});
   REQUIRE(buffer.phases().size() == 3);
   const PhaseRow& fwd = buffer.phases()[0];
   CHECK(fwd.phase == TracePhase::Forward);
