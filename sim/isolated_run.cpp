@@ -2,6 +2,9 @@
 
 #include "result_json.hpp"
 #include "simulation.hpp"
+#include "sim/output/safe_file.hpp"
+
+#include <sys/prctl.h>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,8 +31,8 @@ void stop_child_and_clean(int signal_number) {
   ::_exit(128 + signal_number);
 }
 
-void remember_tmp(int slot, const std::string& final_path) {
-  const std::string tmp = final_path.empty() ? "" : final_path + ".tmp";
+void remember_tmp(int slot, const std::string& final_path, pid_t writer) {
+  const std::string tmp = final_path.empty() ? "" : output::temporary_path(final_path, writer);
   std::snprintf(g_tmp_paths[slot], sizeof g_tmp_paths[slot], "%s", tmp.c_str());
 }
 
@@ -46,22 +49,26 @@ void write_all(int fd, const std::string& text) {
 } // namespace
 
 nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& output) {
-  remember_tmp(0, output.trace_path);
-  remember_tmp(1, output.timeline_path);
   int fds[2];
   if (::pipe(fds) != 0)
     throw std::runtime_error("cannot create a pipe for the simulation process");
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0)
     throw std::runtime_error("cannot fork the simulation process");
   if (pid == 0) {
     ::close(fds[0]);
+    // The simulation dies with its parent (killed by SIGKILL or SIGHUP): no orphan writes files later.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(1);
     int code = 0;
     nlohmann::json reply;
     try {
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGHUP, SIG_DFL);
       reply = result_to_json(scenario, run_simulation(scenario, output));
     } catch (const std::exception& e) {
       reply = {{"error", e.what()}};
@@ -73,12 +80,16 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& outpu
     ::_exit(code);
   }
   ::close(fds[1]);
+  remember_tmp(0, output.trace_path, pid);
+  remember_tmp(1, output.timeline_path, pid);
   g_child = pid;
   struct sigaction action {};
   action.sa_handler = stop_child_and_clean;
   struct sigaction old_int {}, old_term {};
+  struct sigaction old_hup {};
   ::sigaction(SIGINT, &action, &old_int);
   ::sigaction(SIGTERM, &action, &old_term);
+  ::sigaction(SIGHUP, &action, &old_hup);
   std::string text;
   char buffer[65536];
   ssize_t n;
@@ -90,6 +101,7 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& outpu
   g_child = 0;
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
   for (const char* path : g_tmp_paths) // a child that died while writing leaves its temporary file
     if (path[0])
       ::unlink(path);

@@ -37,7 +37,13 @@ struct TopoOptions {
 int run_command(const RunOptions& options);
 int topo_command(const TopoOptions& options);
 int sweep_command(const SweepOptions& options);
-int merge_command(const std::string& out, const std::vector<std::string>& inputs);
+struct MergeOptions {
+  std::string out;
+  std::vector<std::string> inputs;
+  bool allow_missing = false;
+};
+
+int merge_command(const MergeOptions& options);
 int validate_command(const std::vector<std::string>& paths);
 int tables_command();
 int gpus_command();

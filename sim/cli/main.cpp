@@ -36,11 +36,12 @@ int main(int argc, char** argv) {
   sweep->add_flag("--resume", sweep_options.resume, "skip points already done in --out");
   sweep->add_option("--shard", sweep_options.shard, "run only the K-th of M slices of the points (K/M)");
 
-  std::string merge_out;
-  std::vector<std::string> merge_inputs;
+  MergeOptions merge_options;
   auto* merge = app.add_subcommand("merge", "join sweep shard results into one file");
-  merge->add_option("--out", merge_out, "merged results file (.csv or .h5)")->required();
-  merge->add_option("inputs", merge_inputs, "shard results files")->required();
+  merge->add_option("--out", merge_options.out, "merged results file (.csv or .h5)")->required();
+  merge->add_option("inputs", merge_options.inputs, "shard results files")->required();
+  merge->add_flag("--allow-missing", merge_options.allow_missing,
+                  "exit 0 even when points are missing or failed (they are listed)");
 
   TopoOptions topo_options;
   auto* topo = app.add_subcommand("topo", "summarise a fabric (file or scenario) and write GraphViz");
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     if (*topo)
       return topo_command(topo_options);
     if (*merge)
-      return merge_command(merge_out, merge_inputs);
+      return merge_command(merge_options);
     if (*tables)
       return tables_command();
     if (*gpus)

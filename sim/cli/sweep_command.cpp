@@ -10,11 +10,17 @@
 #include "sim/sweep/squeeze_report.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
+#include "sim/output/safe_file.hpp"
+
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace memwall::cli {
@@ -39,16 +45,18 @@ Shard parse_shard(const std::string& text) {
 }
 
 std::vector<std::string> result_columns(const sweep::SweepSpec& spec) {
-  std::vector<std::string> columns{"point", "status", "error"};
+  // sweep_points: how many points the whole sweep has, so that a merge can name the missing ones.
+  std::vector<std::string> columns{"point", "status", "error", "sweep_points"};
   columns.insert(columns.end(), spec.keys.begin(), spec.keys.end());
   for (const auto& k : sim::deterministic_record_keys())
     columns.push_back(k);
   return columns;
 }
 
-std::vector<std::string> row_for(const sweep::SweepPoint& p, size_t width, const std::string& error,
-                                 const nlohmann::json* record) {
-  std::vector<std::string> row{std::to_string(p.index), error.empty() ? "ok" : "error", error};
+std::vector<std::string> row_for(const sweep::SweepSpec& spec, const sweep::SweepPoint& p, size_t width,
+                                 const std::string& error, const nlohmann::json* record) {
+  std::vector<std::string> row{std::to_string(p.index), error.empty() ? "ok" : "error", error,
+                               std::to_string(spec.points.size())};
   for (const auto& [key, value] : p.values)
     row.push_back(value);
   for (const auto& k : sim::deterministic_record_keys())
@@ -66,6 +74,56 @@ std::string last_line(const std::string& path) {
   return last.rfind("memwall: error: ", 0) == 0 ? last.substr(16) : last;
 }
 
+// The sweep's scratch folder (point files, worker output), removed however the sweep ends; folders
+// of sweeps whose process is gone are removed too.
+class ScratchDir {
+public:
+  ScratchDir() {
+    const fs::path tmp = fs::temp_directory_path();
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(tmp, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("memwall-sweep-", 0) != 0)
+        continue;
+      const std::string pid = name.substr(14);
+      if (!pid.empty() && pid.size() < 10 && pid.find_first_not_of("0123456789") == std::string::npos &&
+          ::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH)
+        fs::remove_all(entry.path(), ec);
+    }
+    path_ = tmp / ("memwall-sweep-" + std::to_string(::getpid()));
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+// A resumed results file must be this sweep's: same columns, no point outside the sweep, and each
+// point's swept values as the sweep file now gives them.
+void check_resumable(const ResultsTable& previous, const ResultsTable& fresh, const sweep::SweepSpec& spec,
+                     const std::string& out) {
+  if (previous.columns() != fresh.columns())
+    throw model::InputError(out, 0, "--resume", "its columns differ from this sweep's; not resuming into it");
+  for (const auto& [point, row] : previous.rows()) {
+    if (point < 0 || point >= static_cast<long long>(spec.points.size()))
+      throw model::InputError(out, 0, "--resume",
+                              "point " + std::to_string(point) + " is not a point of " + spec.file + " (it has " +
+                                  std::to_string(spec.points.size()) + "); not resuming into it");
+    for (const auto& [key, value] : spec.points[static_cast<size_t>(point)].values)
+      if (previous.cell(point, key) != value)
+        throw model::InputError(out, 0, "--resume",
+                                "point " + std::to_string(point) + " has " + key + " = " + previous.cell(point, key) +
+                                    ", the sweep file now says " + value + "; not resuming into it");
+  }
+}
+
 std::string self_executable() {
   std::error_code ec;
   const auto path = fs::read_symlink("/proc/self/exe", ec);
@@ -80,9 +138,9 @@ int sweep_command(const SweepOptions& options) {
   try {
     spec = sweep::load_sweep(options.file);
     shard = parse_shard(options.shard);
-    const bool csv = options.out.size() > 4 && options.out.substr(options.out.size() - 4) == ".csv";
-    if (!csv && !sweep::is_hdf5_path(options.out))
-      throw model::InputError(options.out, 0, "--out", "results go to a .csv or .h5 file");
+    output::check_output_target(options.out, "--out", {".csv", ".h5", ".hdf5"});
+    if (output::same_file(options.out, options.file))
+      throw model::InputError(options.out, 0, "--out", "is the sweep file itself");
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
@@ -91,8 +149,7 @@ int sweep_command(const SweepOptions& options) {
   if (options.resume && fs::exists(options.out)) {
     try {
       ResultsTable previous = sweep::load_results(options.out);
-      if (previous.columns() != results.columns())
-        throw std::runtime_error(options.out + ": its columns differ from this sweep's; not resuming into it");
+      check_resumable(previous, results, spec, options.out);
       results = previous;
     } catch (const std::exception& e) {
       std::cerr << "memwall: error: " << e.what() << "\n";
@@ -101,8 +158,8 @@ int sweep_command(const SweepOptions& options) {
   }
   // This shard's points that still need a run; invalid points fail here, without a process.
   const auto& catalog = model::GpuCatalog::builtin();
-  const fs::path work = fs::temp_directory_path() / ("memwall-sweep-" + std::to_string(::getpid()));
-  fs::create_directories(work);
+  const ScratchDir scratch;
+  const fs::path& work = scratch.path();
   std::vector<const sweep::SweepPoint*> todo;
   std::vector<sweep::Job> jobs;
   long long skipped = 0, failed = 0;
@@ -117,22 +174,24 @@ int sweep_command(const SweepOptions& options) {
     const std::string label = spec.file + " point " + std::to_string(p.index);
     try {
       sim::parse_scenario(model::InputNode::load_string(p.scenario_yaml, label), catalog);
-    } catch (const model::InputError& e) {
-      results.set_row(p.index, row_for(p, width, e.what(), nullptr));
+    } catch (const model::InputError& raw) {
+      const model::InputError e = sweep::locate_in_sweep(spec, p, raw);
+      results.set_row(p.index, row_for(spec, p, width, e.what(), nullptr));
       std::cerr << "memwall: point " << p.index << " is invalid: " << e.what() << "\n";
       ++failed;
       continue;
     }
     const std::string base = (work / ("point-" + std::to_string(p.index))).string();
-    std::ofstream(base + ".yaml") << p.scenario_yaml;
+    output::write_atomically(base + ".yaml", p.scenario_yaml);
     todo.push_back(&p);
     jobs.push_back({{self_executable(), "run", "--json", base + ".yaml"}, base + ".out", base + ".err"});
   }
   if (skipped)
     std::cerr << "memwall: resuming: " << skipped << " point(s) already done in " << options.out << "\n";
-  sweep::save_results(results, options.out);
   sweep::Progress progress(static_cast<long long>(jobs.size()), ::isatty(STDERR_FILENO) != 0);
-  sweep::run_jobs(jobs, options.jobs, [&](const sweep::JobOutcome& o) {
+  try {
+    sweep::save_results(results, options.out);
+    sweep::run_jobs(jobs, options.jobs, [&](const sweep::JobOutcome& o) {
     const sweep::SweepPoint& p = *todo[o.job];
     std::ifstream out(jobs[o.job].stdout_path);
     std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
@@ -145,17 +204,30 @@ int sweep_command(const SweepOptions& options) {
         error = std::string("unreadable result: ") + e.what();
       }
     } else {
+      // Errors name the sweep point, not its scratch file.
       error = last_line(jobs[o.job].stderr_path);
+      const std::string scratch_file = jobs[o.job].argv.back();
+      for (size_t at; (at = error.find(scratch_file)) != std::string::npos;)
+        error.replace(at, scratch_file.size(), spec.file + " point " + std::to_string(p.index));
       if (error.empty())
         error = "worker exited with code " + std::to_string(o.exit_code);
     }
-    results.set_row(p.index, row_for(p, width, error, error.empty() ? &record : nullptr));
+    results.set_row(p.index, row_for(spec, p, width, error, error.empty() ? &record : nullptr));
     sweep::save_results(results, options.out); // after every point, so an interrupted sweep can resume
     failed += error.empty() ? 0 : 1;
     progress.point_done(p.index, error.empty(), error);
-  });
+    });
+  } catch (const sweep::Interrupted& stop) {
+    progress.finish();
+    std::cerr << "memwall: sweep interrupted (signal " << stop.signal_number << "); the points done so far are in "
+              << options.out << " (--resume runs the rest)\n";
+    return 128 + stop.signal_number;
+  } catch (const std::exception& e) {
+    progress.finish();
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitInternal;
+  }
   progress.finish();
-  fs::remove_all(work);
   std::cerr << "memwall: sweep " << spec.file << ": " << jobs.size() + static_cast<size_t>(skipped) << " point(s)"
             << (shard.count > 1 ? " in shard " + options.shard : "") << ", " << failed << " failed; results in "
             << options.out << "\n";
@@ -164,31 +236,104 @@ int sweep_command(const SweepOptions& options) {
   return failed ? kExitInternal : kExitOk;
 }
 
-int merge_command(const std::string& out, const std::vector<std::string>& inputs) {
+namespace {
+
+// "3, 7-9, 12" (at most 20 runs of points, then how many more).
+std::string point_list(const std::vector<long long>& points) {
+  std::string text;
+  size_t runs = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    size_t j = i;
+    while (j + 1 < points.size() && points[j + 1] == points[j] + 1)
+      ++j;
+    if (++runs > 20) {
+      text += ", ... (" + std::to_string(points.size()) + " in all)";
+      break;
+    }
+    if (!text.empty())
+      text += ", ";
+    text += std::to_string(points[i]);
+    if (j > i) {
+      text += '-';
+      text += std::to_string(points[j]);
+    }
+    i = j;
+  }
+  return text;
+}
+
+} // namespace
+
+int merge_command(const MergeOptions& options) {
+  const std::string& out = options.out;
+  const std::vector<std::string>& inputs = options.inputs;
   ResultsTable merged;
+  std::map<long long, std::string> source; // which file gave each point's row
+  long long total = -1;                    // the sweep's point count, from the sweep_points column
   try {
+    output::check_output_target(out, "--out", {".csv", ".h5", ".hdf5"});
     for (size_t i = 0; i < inputs.size(); ++i) {
+      if (output::same_file(out, inputs[i]))
+        throw model::InputError(out, 0, "--out", "is also an input of the merge (" + inputs[i] + ")");
       ResultsTable t = sweep::load_results(inputs[i]);
       if (i == 0)
         merged = ResultsTable(t.columns());
       else if (t.columns() != merged.columns())
         throw std::runtime_error(inputs[i] + ": columns differ from " + inputs[0] + "'s");
-      for (const auto& [point, row] : t.rows())
-        if (!merged.has_ok_row(point)) // a successful run of a point wins over a failed one
-          merged.set_row(point, row);
+      for (const auto& [point, row] : t.rows()) {
+        const long long n = std::stoll(t.cell(point, "sweep_points"));
+        if (total >= 0 && n != total)
+          throw std::runtime_error(inputs[i] + ": point " + std::to_string(point) + " is from a sweep of " +
+                                   std::to_string(n) + " points, others from one of " + std::to_string(total));
+        total = n;
+        if (point < 0 || point >= total)
+          throw std::runtime_error(inputs[i] + ": point " + std::to_string(point) + " is outside its sweep of " +
+                                   std::to_string(total) + " points");
+        const bool ok = t.has_ok_row(point);
+        if (merged.rows().count(point)) {
+          const bool had_ok = merged.has_ok_row(point);
+          if (had_ok && ok && merged.rows().at(point) != row)
+            throw std::runtime_error("point " + std::to_string(point) + " has two different results, in " +
+                                     source.at(point) + " and " + inputs[i] + "; not merging");
+          if (had_ok || !ok)
+            continue; // a successful run of a point wins over a failed one
+        }
+        merged.set_row(point, row);
+        source[point] = inputs[i];
+      }
     }
+  } catch (const model::InputError& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
   }
+  std::vector<long long> missing, failed;
+  for (long long p = 0; p < total; ++p)
+    if (!merged.rows().count(p))
+      missing.push_back(p);
+    else if (!merged.has_ok_row(p))
+      failed.push_back(p);
   try {
     sweep::save_results(merged, out);
   } catch (const std::exception& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitInternal;
   }
-  std::cerr << "memwall: merged " << merged.rows().size() << " point(s) from " << inputs.size() << " file(s) into "
-            << out << "\n";
+  std::cerr << "memwall: merged " << merged.rows().size() << " of " << std::max(total, 0LL) << " point(s) from "
+            << inputs.size() << " file(s) into " << out << "\n";
+  if (!missing.empty())
+    std::cerr << "memwall: " << (options.allow_missing ? "warning" : "error") << ": " << missing.size()
+              << " point(s) missing (no shard has them): " << point_list(missing) << "\n";
+  if (!failed.empty())
+    std::cerr << "memwall: " << (options.allow_missing ? "warning" : "error") << ": " << failed.size()
+              << " point(s) failed: " << point_list(failed) << "\n";
+  if ((!missing.empty() || !failed.empty()) && !options.allow_missing) {
+    std::cerr << "memwall: `memwall sweep FILE --resume --out " << out
+              << "` runs only those; --allow-missing accepts a partial merge\n";
+    return kExitInternal;
+  }
   return kExitOk;
 }
 

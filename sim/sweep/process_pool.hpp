@@ -19,7 +19,14 @@ struct JobOutcome {
   int exit_code = 0; // 128 + signal when killed
 };
 
-// Calls `on_done` as each job finishes (in completion order). Returns when all are done.
+// Thrown by run_jobs when SIGINT, SIGTERM or SIGHUP arrived: the workers are killed and reaped.
+struct Interrupted {
+  int signal_number;
+};
+
+// Calls `on_done` as each job finishes (in completion order). Returns when all are done. If `on_done`
+// throws, or a stop signal arrives, the running workers are killed first (workers also die with
+// this process, should it be killed outright).
 void run_jobs(const std::vector<Job>& jobs, int max_parallel, const std::function<void(const JobOutcome&)>& on_done);
 
 } // namespace memwall::sweep

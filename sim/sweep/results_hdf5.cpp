@@ -1,5 +1,8 @@
 #include "results_hdf5.hpp"
 
+#include "sim/output/hdf5_image.hpp"
+#include "sim/output/safe_file.hpp"
+
 #include <hdf5.h>
 
 #include <charconv>
@@ -48,10 +51,7 @@ bool is_hdf5_path(const std::string& path) {
 }
 
 void write_results_hdf5(const ResultsTable& table, const std::string& path) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const std::string tmp = path + ".tmp";
-  const hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  fail_if(file < 0, path + ": cannot create");
+  const hid_t file = output::create_hdf5_in_memory();
   const hid_t group = H5Gcreate2(file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   const hsize_t rows = table.rows().size();
   const hid_t space = H5Screate_simple(1, &rows, nullptr);
@@ -91,11 +91,11 @@ void write_results_hdf5(const ResultsTable& table, const std::string& path) {
   H5Tclose(str);
   H5Sclose(space);
   H5Gclose(group);
-  ok = H5Fclose(file) >= 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write the results");
+  if (!ok) {
+    H5Fclose(file);
+    throw std::runtime_error(path + ": cannot assemble the results");
   }
+  output::write_atomically(path, output::close_hdf5_image(file));
 }
 
 ResultsTable read_results_hdf5(const std::string& path) {

@@ -1,5 +1,7 @@
 #include "results_table.hpp"
 
+#include "sim/output/safe_file.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -75,24 +77,19 @@ ResultsTable ResultsTable::read_csv(const std::string& path) {
 }
 
 void ResultsTable::write_csv(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out)
-      throw std::runtime_error(path + ": cannot write");
-    auto write_row = [&](const std::vector<std::string>& row) {
-      for (size_t i = 0; i < row.size(); ++i)
-        out << (i ? "," : "") << quote(row[i]);
-      out << "\n";
-    };
-    write_row(columns_);
-    for (const auto& [point, row] : rows_)
-      write_row(row);
-    if (!out)
-      throw std::runtime_error(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(path + ": cannot rename the finished file into place");
+  std::string text;
+  auto write_row = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i)
+        text += ',';
+      text += quote(row[i]);
+    }
+    text += "\n";
+  };
+  write_row(columns_);
+  for (const auto& [point, row] : rows_)
+    write_row(row);
+  output::write_atomically(path, text);
 }
 
 void ResultsTable::set_row(long long point, std::vector<std::string> row) { rows_[point] = std::move(row); }

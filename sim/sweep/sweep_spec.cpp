@@ -16,6 +16,7 @@ namespace {
 struct Axis {
   std::vector<std::string> keys;
   std::vector<std::vector<YAML::Node>> values; // values[key][i]
+  std::vector<std::vector<int>> lines;         // lines[key][i] in the sweep file
   size_t size() const { return values.front().size(); }
 };
 
@@ -43,20 +44,20 @@ void assign(YAML::Node root, const std::string& dotted, const YAML::Node& value)
   }
 }
 
-YAML::Node load_base(const InputNode& root) {
+InputNode load_base(const InputNode& root) {
   const bool has_base = root.has("base"), has_inline = root.has("scenario");
   if (has_base == has_inline)
     root.fail("give exactly one of 'base' (a scenario file) or 'scenario' (inline)");
   if (has_inline) {
     root.child("scenario").require_map();
-    return YAML::Clone(root.child("scenario").yaml());
+    return root.child("scenario");
   }
   const InputNode base = root.child("base");
   std::filesystem::path path = base.as_string();
   if (path.is_relative())
     path = std::filesystem::path(root.file()).parent_path() / path;
   try {
-    return YAML::Clone(InputNode::load_file(path.string()).yaml());
+    return InputNode::load_file(path.string());
   } catch (const model::InputError& e) {
     base.fail(std::string("cannot use the base scenario: ") + e.what());
   }
@@ -104,9 +105,13 @@ std::vector<Axis> read_axes(const InputNode& root, std::vector<std::string>& key
     axis.keys = members;
     for (const auto& m : members) {
       std::vector<YAML::Node> values;
-      for (const auto& v : lists.at(m).elements())
+      std::vector<int> lines;
+      for (const auto& v : lists.at(m).elements()) {
         values.push_back(v.yaml());
+        lines.push_back(v.line());
+      }
       axis.values.push_back(values);
+      axis.lines.push_back(lines);
     }
     axes.push_back(axis);
   }
@@ -120,7 +125,8 @@ SweepSpec load_sweep(const std::string& path) {
   root.check_keys({"base", "scenario", "sweep", "zip", "report"});
   SweepSpec spec;
   spec.file = path;
-  const YAML::Node base = load_base(root);
+  spec.base = load_base(root);
+  const YAML::Node base = spec.base->yaml();
   const std::vector<Axis> axes = read_axes(root, spec.keys);
   if (auto report = root.optional_child("report")) {
     report->check_keys({"kind", "b_crit_tokens"});
@@ -145,17 +151,32 @@ SweepSpec load_sweep(const std::string& path) {
       rest /= static_cast<long long>(axes[a].size());
     }
     std::map<std::string, std::string> values;
+    std::map<std::string, int> lines;
     for (size_t a = 0; a < axes.size(); ++a)
       for (size_t k = 0; k < axes[a].keys.size(); ++k) {
         const std::string& key = axes[a].keys[k];
         const YAML::Node& value = axes[a].values[k][pick[a]];
         values[key] = compact(value);
+        lines[key] = axes[a].lines[k][pick[a]];
         if (key.front() != '_')
           assign(scenario, key, value);
       }
+    // The point's scenario is written elsewhere: a relative fabric path becomes absolute, resolved
+    // where it was written (the sweep file for a swept value, else the base scenario's file).
+    if (scenario["cluster"] && scenario["cluster"].IsMap() && scenario["cluster"]["fabric"] &&
+        scenario["cluster"]["fabric"].IsScalar()) {
+      const std::string text = scenario["cluster"]["fabric"].as<std::string>();
+      const std::filesystem::path p(text);
+      if ((text.find('/') != std::string::npos || p.extension() == ".yaml") && p.is_relative()) {
+        const std::string& origin = lines.count("cluster.fabric") ? path : spec.base->file();
+        scenario["cluster"]["fabric"] =
+            std::filesystem::absolute(std::filesystem::path(origin).parent_path() / p).lexically_normal().string();
+      }
+    }
     std::string label;
     for (const auto& key : spec.keys) {
       point.values.emplace_back(key, values.at(key));
+      point.value_lines.push_back(lines.at(key));
       label += (label.empty() ? "" : ", ") + key + "=" + values.at(key);
     }
     const std::string name = scenario["name"] ? scenario["name"].as<std::string>() : "sweep";
@@ -166,6 +187,30 @@ SweepSpec load_sweep(const std::string& path) {
     spec.points.push_back(std::move(point));
   }
   return spec;
+}
+
+model::InputError locate_in_sweep(const SweepSpec& spec, const SweepPoint& point, const model::InputError& error) {
+  const std::string& key = error.key();
+  std::string reason = error.reason() + " (sweep point " + std::to_string(point.index) + ")";
+  for (size_t i = 0; i < point.values.size(); ++i) {
+    const std::string& swept = point.values[i].first;
+    if (key == swept || key.rfind(swept + ".", 0) == 0 || key.rfind(swept + "[", 0) == 0)
+      return model::InputError(spec.file, point.value_lines[i], key, reason);
+  }
+  // Not swept: the deepest part of the key that the base scenario has.
+  InputNode node = *spec.base;
+  size_t start = 0;
+  while (start < key.size()) {
+    const size_t end = key.find_first_of(".[", start);
+    const std::string part = key.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (part.empty() || !node.is_map() || !node.has(part))
+      break;
+    node = node.child(part);
+    if (end == std::string::npos || key[end] == '[')
+      break;
+    start = end + 1;
+  }
+  return model::InputError(node.file(), node.line(), key, reason);
 }
 
 } // namespace memwall::sweep

@@ -13,6 +13,7 @@
 
 #include "model/input_node.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace memwall::sweep {
 struct SweepPoint {
   long long index = 0;                                 // position in the full grid
   std::vector<std::pair<std::string, std::string>> values; // key -> value as compact YAML text
+  std::vector<int> value_lines;                        // where each value stands in the sweep file
   std::string scenario_yaml;                           // the base with this point's values applied
 };
 
@@ -31,11 +33,16 @@ struct SweepReport {
 
 struct SweepSpec {
   std::string file;
+  std::optional<model::InputNode> base; // the base scenario (its file, or `scenario:` in the sweep file)
   std::vector<std::string> keys; // swept keys, in file order
   std::vector<SweepPoint> points;
   SweepReport report;
 };
 
 SweepSpec load_sweep(const std::string& path);
+
+// An error found in a point's scenario, located where the user wrote it: the swept value's line in
+// the sweep file when the key is swept, else the key's line in the base scenario.
+model::InputError locate_in_sweep(const SweepSpec& spec, const SweepPoint& point, const model::InputError& error);
 
 } // namespace memwall::sweep

@@ -1,5 +1,8 @@
 #include "hdf5_trace_writer.hpp"
 
+#include "sim/output/hdf5_image.hpp"
+#include "sim/output/safe_file.hpp"
+
 #include <hdf5.h>
 
 #include <algorithm>
@@ -191,11 +194,7 @@ void write_summary(hid_t file, const TraceContents& t) {
 } // namespace
 
 void write_hdf5_trace(const std::string& path, const TraceContents& t) {
-  const std::string tmp = path + ".tmp";
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); // errors become exceptions, not stack dumps
-  const hid_t file = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0)
-    throw std::runtime_error(path + ": cannot create the trace file");
+  const hid_t file = output::create_hdf5_in_memory();
   try {
     for (const auto& [k, v] : t.text_attributes)
       write_string_attribute(file, k, v);
@@ -203,16 +202,11 @@ void write_hdf5_trace(const std::string& path, const TraceContents& t) {
     write_comms(file, *t.comms);
     write_links(file, t.links);
     write_summary(file, t);
-    check_status(H5Fclose(file), "close the file");
   } catch (...) {
     H5Fclose(file);
-    std::remove(tmp.c_str());
     throw;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename the finished trace into place");
-  }
+  output::write_atomically(path, output::close_hdf5_image(file)); // the file is closed either way
 }
 
 } // namespace memwall::trace
