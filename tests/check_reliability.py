@@ -23,11 +23,175 @@ def run(memwall, *args, **kwargs):
     return subprocess.run([memwall, *args], capture_output=True, text=True, timeout=120, **kwargs)
 
 
-MODES = {}
+SCENARIO = """
+name: small
+gpu: A100-80GB
+model: {hidden: 1024, layers: 2, seq_len: 512, vocab: 1000}
+batch: {tokens_per_microbatch: 512, microbatches: 1}
+cluster: {gpus: 4, fabric: {kind: star, bandwidth: 25GB/s}}
+"""
+
+SWEEP = """
+scenario:
+  name: small
+  gpu: A100-80GB
+  model: {hidden: 1024, layers: 2, seq_len: 512, vocab: 1000}
+  batch: {tokens_per_microbatch: 512, microbatches: 1}
+  cluster: {gpus: 4, fabric: FABRIC}
+sweep:
+  cluster.gpus: GPUS
+  batch.microbatches: [1, 2]
+"""
+
+
+def write(tmp, name, text):
+    path = os.path.join(tmp, name)
+    open(path, "w").write(text)
+    return path
+
+
+def no_leftovers(tmp, what, keep=()):
+    left = [f for f in os.listdir(tmp) if f.endswith(".tmp") and f not in keep]
+    expect(not left, f"{what}: temporary files left: {left}")
+    scratch = [f for f in os.listdir(tempfile.gettempdir()) if f.startswith("memwall-sweep-")]
+    alive = [f for f in scratch if os.path.exists(f"/proc/{f[14:]}")]
+    expect(len(alive) == len(scratch), f"{what}: sweep scratch folders of dead processes left: {scratch}")
+
+
+def full_disk(limit_bytes):
+    """A child whose files may not grow past `limit_bytes`: writes fail with EFBIG as on a full disk."""
+    def limit():
+        import resource
+        import signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return limit
+
+
+def check_output(memwall, tmp):
+    """Every write checked: a full disk leaves the previous file (or none) and exits non-zero; targets
+    that are not regular files, or in no folder, are bad input before anything runs."""
+    scenario = write(tmp, "s.yaml", SCENARIO)
+    sweep = write(tmp, "sweep.yaml", SWEEP.replace("FABRIC", "{kind: star, bandwidth: 25GB/s}").replace("GPUS", "[2, 4]"))
+    # Full disk: traces, timelines and sweep results.
+    for args, target in ((["run", scenario, "--trace"], "t.h5"), (["run", scenario, "--timeline"], "t.json"),
+                         (["sweep", sweep, "--out"], "r.csv"), (["sweep", sweep, "--out"], "r.h5")):
+        path = os.path.join(tmp, target)
+        p = subprocess.run([memwall, *args, path], capture_output=True, text=True, preexec_fn=full_disk(100),
+                           timeout=120)
+        expect(p.returncode == 1, f"{args[0]} {target} on a full disk: exit {p.returncode}: {p.stderr[-300:]}")
+        expect(not os.path.exists(path), f"{args[0]} {target} on a full disk left a partial file")
+        expect("cannot write" in p.stderr, f"{args[0]} {target}: no write error reported: {p.stderr[-300:]}")
+        no_leftovers(tmp, f"{args[0]} {target} on a full disk")
+    # A previous file survives a failed rewrite.
+    results = os.path.join(tmp, "r1.csv")
+    subprocess.run([memwall, "sweep", sweep, "--out", results], capture_output=True, check=True)
+    out = os.path.join(tmp, "keep.csv")
+    subprocess.run([memwall, "merge", "--out", out, results], capture_output=True, check=True)
+    before = open(out).read()
+    p = subprocess.run([memwall, "merge", "--out", out, results], capture_output=True, text=True,
+                       preexec_fn=full_disk(len(before) // 2))
+    expect(p.returncode == 1 and open(out).read() == before, "a failed rewrite did not keep the previous file")
+    # Targets that are no place for a result: exit 2 before anything runs, nothing replaced.
+    fifo = os.path.join(tmp, "fifo.h5")
+    os.mkfifo(fifo)
+    for args in (["run", scenario, "--trace", fifo], ["run", scenario, "--trace", "/dev/null"],
+                 ["run", scenario, "--timeline", "/dev/full"], ["run", scenario, "--trace", tmp],
+                 ["run", scenario, "--trace", os.path.join(tmp, "no-such-dir", "t.h5")],
+                 ["run", scenario, "--trace", os.path.join(tmp, "t.txt")],
+                 ["sweep", sweep, "--out", os.path.join(tmp, "r.txt")], ["sweep", sweep, "--out", "/dev/null"]):
+        p = run(memwall, *args)
+        expect(p.returncode == 2 and not p.stdout.strip(), f"{args}: exit {p.returncode}, stdout {p.stdout!r}")
+        expect(f"{args[-1]}: --" in p.stderr, f"{args}: message does not name the path and option: {p.stderr!r}")
+    expect(os.path.exists("/dev/null") and not os.path.isfile("/dev/null"), "/dev/null was replaced")
+    no_leftovers(tmp, "bad targets")
+
+
+def check_parent_killed(memwall, tmp):
+    """Killing only the parent (SIGKILL, SIGHUP) takes the simulation child with it."""
+    big = write(tmp, "big.yaml", SCENARIO.replace("gpus: 4", "gpus: 4096").replace("microbatches: 1",
+                                                                                  "microbatches: 16"))
+    import signal
+    import time
+    for sig in (signal.SIGKILL, signal.SIGHUP):
+        trace = os.path.join(tmp, f"killed-{sig.name}.h5")
+        proc = subprocess.Popen([memwall, "run", big, "--trace", trace], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        children = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+        expect(proc.poll() is None and children, f"{sig.name}: the run finished before it could be killed")
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        time.sleep(0.5)
+        alive = [c for c in children if os.path.exists(f"/proc/{c}") and
+                 open(f"/proc/{c}/stat").read().split()[2] != "Z"]
+        expect(not alive, f"parent killed by {sig.name}: simulation child {alive} still running")
+        time.sleep(0.5)
+        expect(not os.path.exists(trace), f"parent killed by {sig.name}: the trace was written later")
+        no_leftovers(tmp, f"parent killed by {sig.name}", keep=[f for f in os.listdir(tmp) if "SIGKILL" in f])
+
+
+def check_merge(memwall, tmp):
+    """merge names missing points and exits 1 (unless --allow-missing), refuses two different results
+    for one point, a point outside the sweep and an output that is one of its inputs."""
+    sweep = write(tmp, "sweep.yaml", SWEEP.replace("FABRIC", "{kind: star, bandwidth: 25GB/s}").replace(
+        "GPUS", "[2, 4, 8]"))
+    shards = []
+    for k in (1, 2, 3):
+        shards.append(os.path.join(tmp, f"s{k}.csv"))
+        p = run(memwall, "sweep", sweep, "--shard", f"{k}/3", "--out", shards[-1])
+        expect(p.returncode == 0, f"shard {k}: exit {p.returncode}: {p.stderr}")
+    out = os.path.join(tmp, "m.csv")
+    p = run(memwall, "merge", "--out", out, shards[0], shards[2])  # shard 2 (points 1 and 4) missing
+    expect(p.returncode == 1 and "missing" in p.stderr and "1, 4" in p.stderr,
+           f"missing shard: exit {p.returncode}: {p.stderr!r}")
+    p = run(memwall, "merge", "--allow-missing", "--out", out, shards[0], shards[2])
+    expect(p.returncode == 0 and "1, 4" in p.stderr, f"--allow-missing: exit {p.returncode}: {p.stderr!r}")
+    p = run(memwall, "merge", "--out", out, *shards)
+    expect(p.returncode == 0 and "merged 6 of 6" in p.stderr, f"complete merge: exit {p.returncode}: {p.stderr!r}")
+    # Two different results for one point.
+    lines = open(shards[0]).read().splitlines()
+    forged = write(tmp, "forged.csv", "\n".join([lines[0], lines[1].replace(",ok,", ",ok,", 1)[:-1] + "9"]) + "\n")
+    p = run(memwall, "merge", "--out", out, shards[0], forged)
+    expect(p.returncode == 2 and "two different results" in p.stderr, f"conflict: exit {p.returncode}: {p.stderr!r}")
+    # A stray point outside the sweep, in a merge or in a --resume file.
+    cells = lines[1].split(",")
+    cells[0] = "99"
+    stray = write(tmp, "stray.csv", lines[0] + "\n" + ",".join(cells) + "\n")
+    p = run(memwall, "merge", "--out", out, stray)
+    expect(p.returncode == 2 and "outside" in p.stderr, f"stray merge: exit {p.returncode}: {p.stderr!r}")
+    p = run(memwall, "sweep", sweep, "--resume", "--out", stray)
+    expect(p.returncode == 2 and "not a point of" in p.stderr, f"stray resume: exit {p.returncode}: {p.stderr!r}")
+    p = run(memwall, "merge", "--out", shards[0], shards[0], shards[1])
+    expect(p.returncode == 2 and "also an input" in p.stderr, f"out = input: exit {p.returncode}: {p.stderr!r}")
+    no_leftovers(tmp, "merge")
+
+
+def check_sweep_paths(memwall, tmp):
+    """A relative fabric path in a sweep resolves against the sweep file; errors name the sweep file,
+    the line of the value and the key, not a scratch file."""
+    os.makedirs(os.path.join(tmp, "fabrics"))
+    write(tmp, "fabrics/star.yaml", "kind: star\nbandwidth: 25GB/s\n")
+    sweep = write(tmp, "sweep.yaml", SWEEP.replace("FABRIC", "fabrics/star.yaml").replace("GPUS", "[2, 0]"))
+    out = os.path.join(tmp, "r.csv")
+    p = subprocess.run([memwall, "sweep", sweep, "--out", out], capture_output=True, text=True, cwd="/")
+    expect(p.returncode == 1, f"sweep: exit {p.returncode}: {p.stderr}")
+    import csv
+    rows = {int(r["point"]): r for r in csv.DictReader(open(out))}
+    expect(rows[0]["status"] == "ok" and rows[1]["status"] == "ok", f"relative fabric path: {rows[0]['error']}")
+    line = SWEEP.splitlines().index("  cluster.gpus: GPUS") + 1  # the file starts with an empty line
+    expect(rows[2]["error"].startswith(f"{sweep}:{line}: cluster.gpus: "),
+           f"error not located in the sweep file (line {line}): {rows[2]['error']!r}")
+    expect("memwall-sweep-" not in p.stderr, f"a scratch file is named: {p.stderr!r}")
+    no_leftovers(tmp, "sweep paths")
+
+
+MODES = {"output": check_output, "parent-killed": check_parent_killed, "merge": check_merge,
+         "sweep-paths": check_sweep_paths}
 
 
 def main():
-    memwall, mode = sys.argv[1], sys.argv[2]
+    memwall, mode = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         MODES[mode](memwall, tmp)
     print(f"{mode}: {len(failures)} failure(s)")

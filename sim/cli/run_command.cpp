@@ -4,6 +4,7 @@
 #include "model/seed_table_layout.hpp"
 #include "model/seed_tables.hpp"
 #include "sim/isolated_run.hpp"
+#include "sim/output/safe_file.hpp"
 #include "sim/result_json.hpp"
 
 #include <iostream>
@@ -59,6 +60,19 @@ int run_command(const RunOptions& options) {
     output.trace_level = trace::parse_trace_level(options.trace_level);
   } catch (const std::invalid_argument& e) {
     std::cerr << "memwall: error: --trace-level: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  try { // a bad output path is bad input, found before anything is simulated
+    if (!output.trace_path.empty())
+      output::check_output_target(output.trace_path, "--trace", {".h5", ".hdf5"});
+    if (!output.timeline_path.empty())
+      output::check_output_target(output.timeline_path, "--timeline", {".json"});
+    for (const auto& s : scenarios)
+      for (const std::string* target : {&output.trace_path, &output.timeline_path})
+        if (!target->empty() && output::same_file(*target, s.file))
+          throw model::InputError(*target, 0, "--trace", "is the scenario file itself");
+  } catch (const model::InputError& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
   }
   if (output.tracing() && scenarios.size() != 1) {
