@@ -1,5 +1,11 @@
 #include "input_node.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -7,15 +13,58 @@
 
 namespace memwall::model {
 
+namespace {
+
+std::pair<double, double> sane_range(Dimension dimension) {
+  switch (dimension) {
+  case Dimension::Bandwidth:
+    return {1e3, 1e16}; // bytes/s: 1 kB/s to 10 PB/s
+  case Dimension::Time:
+    return {1e-12, 1e7}; // s: 1 ps to ~4 months
+  case Dimension::Bytes:
+    return {1.0, 1e18};
+  case Dimension::FlopRate:
+    return {1e6, 1e19};
+  case Dimension::Flops:
+    return {1.0, 1e25};
+  case Dimension::Energy:
+    return {1e-18, 1e6}; // J (per FLOP, byte or bit: 1 aJ upwards)
+  case Dimension::Power:
+    return {1e-3, 1e7}; // W
+  }
+  return {0, 1e300};
+}
+
+std::string format_si(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+} // namespace
+
 InputNode::InputNode(YAML::Node node, std::string file, std::string key_path)
     : node_(std::move(node)), file_(std::move(file)), key_path_(std::move(key_path)) {}
 
 std::string InputNode::read_text_file(const std::string& path) {
+  // Only regular files of a sane size: /dev/zero or a FIFO would read forever or block.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(path, 0, "", std::string("cannot open file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw InputError(path, 0, "", "is a directory, not a file");
+  if (!S_ISREG(st.st_mode))
+    throw InputError(path, 0, "", "is not a regular file (a device, FIFO or socket)");
+  if (st.st_size > kMaxInputFileBytes)
+    throw InputError(path, 0, "", "is " + std::to_string(st.st_size) + " bytes; input files are limited to " +
+                                      std::to_string(kMaxInputFileBytes) + " bytes");
   std::ifstream in(path);
   if (!in)
     throw InputError(path, 0, "", "cannot open file");
   std::stringstream text;
   text << in.rdbuf();
+  if (text.str().find('\0') != std::string::npos)
+    throw InputError(path, 0, "", "is not a text file (it holds NUL bytes)");
   return text.str();
 }
 
@@ -31,6 +80,8 @@ InputNode InputNode::load_string(const std::string& text, const std::string& fil
     return InputNode(root, file_label, "");
   } catch (const YAML::ParserException& e) {
     throw InputError(file_label, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) { // e.g. aliases nested past the parser's depth limit
+    throw InputError(file_label, e.mark.line + 1, "", "YAML error: " + e.msg);
   }
 }
 
@@ -59,7 +110,7 @@ void InputNode::check_keys(std::initializer_list<std::string_view> allowed) cons
 void InputNode::check_keys(const std::vector<std::string_view>& allowed) const {
   require_map();
   for (const auto& item : node_) {
-    const std::string key = item.first.as<std::string>();
+    const std::string key = key_text(item.first);
     bool known = false;
     for (auto a : allowed)
       known = known || key == a;
@@ -107,10 +158,17 @@ std::vector<std::pair<std::string, InputNode>> InputNode::entries() const {
   require_map();
   std::vector<std::pair<std::string, InputNode>> out;
   for (const auto& item : node_) {
-    const std::string key = item.first.as<std::string>();
+    const std::string key = key_text(item.first);
     out.emplace_back(key, InputNode(item.second, file_, key_path_.empty() ? key : key_path_ + "." + key));
   }
   return out;
+}
+
+std::string InputNode::key_text(const YAML::Node& key) const {
+  if (!key.IsScalar())
+    throw InputError(file_, key.Mark().line + 1, key_path_,
+                     std::string("a key must be a name, not ") + (key.IsMap() ? "a mapping" : key.IsSequence() ? "a list" : "nothing"));
+  return key.Scalar();
 }
 
 std::string InputNode::describe_value() const {
@@ -120,7 +178,12 @@ std::string InputNode::describe_value() const {
     return "a list";
   if (node_.IsNull())
     return "nothing";
-  return "'" + node_.Scalar() + "'";
+  // At most one line of a value is quoted back: a value may be a whole file read by mistake.
+  std::string text = node_.Scalar();
+  const size_t end = std::min(text.find('\n'), size_t{80});
+  if (end < text.size())
+    text = text.substr(0, end) + "...";
+  return "'" + text + "'";
 }
 
 std::string InputNode::as_string() const {
@@ -170,6 +233,14 @@ long long InputNode::as_positive_integer() const {
   return v;
 }
 
+long long InputNode::as_count(long long limit, const char* what) const {
+  const long long v = as_positive_integer();
+  if (v > limit)
+    fail(std::to_string(v) + " is over the limit of " + std::to_string(limit) + " " + what +
+         " (see the README, Input limits)");
+  return v;
+}
+
 bool InputNode::as_bool() const {
   const std::string text = as_string();
   if (text == "true" || text == "yes" || text == "on")
@@ -186,6 +257,12 @@ double InputNode::as_quantity(Dimension dimension) const {
   auto value = parse_quantity(node_.Scalar(), dimension, &error);
   if (!value)
     fail(error);
+  // Physical quantities in a range a machine can have: a 5e-324 s latency or an infinite bandwidth
+  // would pass here and abort the simulator later.
+  const auto [lowest, highest] = sane_range(dimension);
+  if (*value != 0.0 && (std::fabs(*value) < lowest || std::fabs(*value) > highest))
+    fail(describe_value() + " is outside the sane range for this quantity (" + format_si(lowest) + " to " +
+         format_si(highest) + " in SI units, or 0)");
   return *value;
 }
 

@@ -52,6 +52,8 @@ public:
   double as_fraction() const;            // in (0, 1]
   long long as_positive_integer() const; // >= 1
   long long as_non_negative_integer() const;
+  // >= 1 and <= `limit` (a documented input limit, named in the message with `what`).
+  long long as_count(long long limit, const char* what) const;
   bool as_bool() const;
   // The text, which must be one of `choices` ("expected a, b or c, got 'x'" otherwise).
   std::string as_one_of(std::initializer_list<std::string_view> choices) const;
@@ -59,8 +61,11 @@ public:
   double as_positive_quantity(Dimension dimension) const;
   double as_non_negative_quantity(Dimension dimension) const;
 
+  static constexpr long long kMaxInputFileBytes = 16 << 20; // scenario, fabric, sweep and catalog files
+
 private:
   std::string describe_value() const;
+  std::string key_text(const YAML::Node& key) const; // InputError unless the key is a plain name
   YAML::Node node_;
   std::string file_;
   std::string key_path_;

@@ -15,8 +15,18 @@
 
 namespace memwall::sim {
 
+// Input limits (README, "Input limits"): beyond them a run would exhaust memory or never end.
+inline constexpr long long kMaxGpus = 131072;
+inline constexpr long long kMaxLayers = 10000;
+inline constexpr long long kMaxHidden = 1000000;
+inline constexpr long long kMaxTokens = 1000000000;
+inline constexpr long long kMaxMicrobatches = 100000;
+inline constexpr long long kMaxSteps = 10000;
+inline constexpr double kMaxSimulatedPhases = 5e8; // about 20 minutes of simulation on one core
+
 struct Scenario {
   std::string name;
+  std::vector<std::string> warnings; // accepted, but worth saying (printed by run and validate)
   std::string file;
   std::string yaml_text; // the scenario as given
   model::GpuSpec gpu;

@@ -39,12 +39,12 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
 model::TransformerShape parse_model(const InputNode& node) {
   node.check_keys({"hidden", "layers", "seq_len", "vocab"});
   model::TransformerShape s;
-  s.hidden = node.child("hidden").as_positive_integer();
-  s.layers = node.child("layers").as_positive_integer();
+  s.hidden = node.child("hidden").as_count(kMaxHidden, "hidden size");
+  s.layers = node.child("layers").as_count(kMaxLayers, "layers");
   if (auto c = node.optional_child("seq_len"))
-    s.seq_len = c->as_non_negative_integer();
+    s.seq_len = c->as_non_negative_integer() > 0 ? c->as_count(kMaxTokens, "tokens") : 0;
   if (auto c = node.optional_child("vocab"))
-    s.vocab = c->as_non_negative_integer();
+    s.vocab = c->as_non_negative_integer() > 0 ? c->as_count(kMaxTokens, "vocabulary entries") : 0;
   return s;
 }
 
@@ -163,13 +163,13 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   s.shape = parse_model(root.child("model"));
   const InputNode batch = root.child("batch");
   batch.check_keys({"tokens_per_microbatch", "microbatches"});
-  s.tokens_per_microbatch = double(batch.child("tokens_per_microbatch").as_positive_integer());
+  s.tokens_per_microbatch = double(batch.child("tokens_per_microbatch").as_count(kMaxTokens, "tokens"));
   if (auto c = batch.optional_child("microbatches"))
-    s.microbatches = c->as_positive_integer();
+    s.microbatches = c->as_count(kMaxMicrobatches, "micro-batches");
   const InputNode cluster = root.child("cluster");
   cluster.check_keys(
       {"gpus", "fabric", "collective", "ring_order", "stragglers", "speed_distribution", "link_events"});
-  s.gpus = cluster.child("gpus").as_positive_integer();
+  s.gpus = cluster.child("gpus").as_count(kMaxGpus, "GPUs");
   if (auto c = cluster.optional_child("collective")) {
     s.collective = c->as_string();
     if (s.collective != "ring" && s.collective != "hierarchical" && s.collective != "tree" &&
@@ -215,7 +215,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   if (auto c = root.optional_child("traffic"))
     s.traffic = parse_traffic(*c);
   if (auto c = root.optional_child("steps"))
-    s.steps = c->as_positive_integer();
+    s.steps = c->as_count(kMaxSteps, "steps");
   if (auto c = root.optional_child("training"))
     s.training = parse_training(*c);
   if (auto c = root.optional_child("allow_oom"))
@@ -226,6 +226,17 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
     s.measured_source = c->child("source").as_string();
   }
   s.line = root.line();
+  // The work, estimated before anything is built: GPU phases the simulation would run.
+  const double phases = double(s.gpus) * double(s.steps) * double(s.microbatches) * double(s.shape.layers) * 4.0;
+  if (phases > kMaxSimulatedPhases)
+    root.fail(model::format("the run would simulate %.3g GPU phases (gpus x steps x microbatches x layers x 4), "
+                            "over the limit of %.3g (see the README, Input limits)",
+                            phases, kMaxSimulatedPhases));
+  if (s.shape.seq_len > 0 && s.tokens_per_microbatch < double(s.shape.seq_len))
+    s.warnings.push_back(model::format(
+        "%s: batch.tokens_per_microbatch (%.0f) is less than model.seq_len (%lld): a micro-batch holds part of "
+        "one sequence; attention is costed at the full context length for each of its tokens",
+        s.file.c_str(), s.tokens_per_microbatch, static_cast<long long>(s.shape.seq_len)));
   return s;
 }
 
@@ -244,11 +255,14 @@ std::vector<std::string> scenario_files(const std::string& path) {
   if (!fs::is_directory(path, ec))
     return {path};
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(path)) {
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
     const auto ext = entry.path().extension();
-    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml"))
+    std::error_code entry_ec; // a symlink loop is no scenario: skipped, not an internal error
+    if (entry.is_regular_file(entry_ec) && (ext == ".yaml" || ext == ".yml"))
       files.push_back(entry.path().string());
   }
+  if (ec)
+    throw model::InputError(path, 0, "", "cannot list the directory: " + ec.message());
   std::sort(files.begin(), files.end());
   if (files.empty())
     throw model::InputError(path, 0, "", "the directory holds no .yaml scenario");

@@ -6,6 +6,11 @@
 #include "star_fabric.hpp"
 #include "torus_fabric.hpp"
 
+#include <algorithm>
+
+// Every count in a fabric file (ports, GPUs per node, torus sizes, dragonfly groups) is at most this,
+// so products of three stay far inside 64-bit arithmetic.
+static constexpr long long kMaxFabricCount = 131072;
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -76,7 +81,7 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
       fabric_keys({"gpus_per_node", "nvlink", "nic", "nics", "uplink", "leaf_ports", "oversubscription",
                    "rail_optimized", "placement", "tiers", "pod_leaves", "core_oversubscription"}));
   ClusterParams& c = spec.cluster;
-  c.gpus_per_node = node.child("gpus_per_node").as_positive_integer();
+  c.gpus_per_node = node.child("gpus_per_node").as_count(kMaxFabricCount, "per fabric count");
   c.nvlink = parse_link(node.child("nvlink"), c.nvlink, true);
   c.nic = parse_link(node.child("nic"), c.nic, true);
   if (auto u = node.optional_child("uplink"))
@@ -84,7 +89,7 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
   if (auto n = node.optional_child("nics"))
     c.nic_per_gpu = n->as_one_of({"per-gpu", "per-node"}) == "per-gpu";
   if (auto l = node.optional_child("leaf_ports"))
-    c.leaf_ports = l->as_positive_integer();
+    c.leaf_ports = l->as_count(kMaxFabricCount, "per fabric count");
   if (auto o = node.optional_child("oversubscription")) {
     c.oversubscription = o->as_positive_number();
     if (c.oversubscription < 1 || c.oversubscription > double(c.leaf_ports))
@@ -98,7 +103,7 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
       t->fail("a fat-tree here has 2 or 3 tiers");
   }
   if (auto p = node.optional_child("pod_leaves"))
-    c.pod_leaves = p->as_positive_integer();
+    c.pod_leaves = p->as_count(kMaxFabricCount, "per fabric count");
   if (auto o = node.optional_child("core_oversubscription")) {
     c.core_oversubscription = o->as_positive_number();
     if (c.core_oversubscription < 1 || c.core_oversubscription > double(c.pod_leaves))
@@ -112,7 +117,7 @@ void parse_torus(const InputNode& node, FabricSpec& spec) {
   node.check_keys(fabric_keys({"dims", "bandwidth", "latency", "pj_per_bit"}));
   const InputNode dims = node.child("dims");
   for (const auto& d : dims.elements())
-    spec.torus.dims.push_back(d.as_positive_integer());
+    spec.torus.dims.push_back(d.as_count(kMaxFabricCount, "per fabric count"));
   if (spec.torus.dims.size() < 2 || spec.torus.dims.size() > 3)
     dims.fail("a torus has 2 or 3 dimensions");
   spec.torus.link = read_link_figures(node, spec.torus.link, true);
@@ -122,11 +127,11 @@ void parse_dragonfly(const InputNode& node, FabricSpec& spec) {
   node.check_keys(fabric_keys({"groups", "routers_per_group", "gpus_per_router", "global_links_per_router",
                                "gpu_link", "local_link", "global_link"}));
   DragonflyParams& d = spec.dragonfly;
-  d.groups = node.child("groups").as_positive_integer();
-  d.routers_per_group = node.child("routers_per_group").as_positive_integer();
-  d.gpus_per_router = node.child("gpus_per_router").as_positive_integer();
+  d.groups = node.child("groups").as_count(kMaxFabricCount, "per fabric count");
+  d.routers_per_group = node.child("routers_per_group").as_count(kMaxFabricCount, "per fabric count");
+  d.gpus_per_router = node.child("gpus_per_router").as_count(kMaxFabricCount, "per fabric count");
   if (auto h = node.optional_child("global_links_per_router"))
-    d.global_links_per_router = h->as_positive_integer();
+    d.global_links_per_router = h->as_count(kMaxFabricCount, "per fabric count");
   d.gpu_link = parse_link(node.child("gpu_link"), d.gpu_link, true);
   d.local_link = parse_link(node.child("local_link"), d.local_link, true);
   d.global_link = parse_link(node.child("global_link"), d.global_link, true);
@@ -185,13 +190,33 @@ const std::string& fabric_catalog_dir() {
 
 FabricSpec parse_fabric(const InputNode& node) {
   if (node.is_scalar()) {
+    const std::string text = node.as_string();
+    if (text.empty() || text.size() > 255 || text.find('\n') != std::string::npos) // not a name or path: quote a line
+      node.fail("expected a fabric name, a fabric file or a mapping, got '" + text.substr(0, std::min(text.find('\n'), size_t{80})) +
+                "...'");
     const auto path = resolve_fabric_path(node);
+    // A fabric file may name another; a chain that comes back to a file it passed is a cycle.
+    thread_local std::vector<std::string> chain;
+    std::error_code ec;
+    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    if (std::find(chain.begin(), chain.end(), canonical) != chain.end() || chain.size() >= 16) {
+      std::string cycle;
+      for (const auto& f : chain)
+        cycle += f + " -> ";
+      node.fail("fabric files refer to each other in a cycle (" + cycle + canonical + ")");
+    }
+    chain.push_back(canonical);
     try {
-      return load_fabric_file(path.string());
+      FabricSpec spec = load_fabric_file(path.string());
+      chain.pop_back();
+      return spec;
     } catch (const model::InputError& e) {
-      if (e.file() == path.string())
+      chain.pop_back();
+      if (e.file() == path.string() && e.line() > 0)
         throw;
-      node.fail(e.what());
+      if (e.reason().find("in a cycle") != std::string::npos)
+        throw;
+      node.fail(e.reason().rfind("cannot open", 0) == 0 || e.line() == 0 ? e.what() : e.reason());
     }
   }
   node.require_map();

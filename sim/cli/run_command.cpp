@@ -28,6 +28,8 @@ std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool 
     for (const auto& file : sim::scenario_files(path)) {
       scenarios.push_back(sim::load_scenario(file, catalog));
       sim::check_memory(scenarios.back(), allow_oom);
+      for (const auto& warning : scenarios.back().warnings)
+        std::cerr << "memwall: warning: " << warning << "\n";
     }
   return scenarios;
 }

@@ -138,8 +138,12 @@ SweepSpec load_sweep(const std::string& path) {
   }
   // Full grid, first axis outermost.
   long long total = 1;
-  for (const Axis& a : axes)
-    total *= static_cast<long long>(a.size());
+  for (const Axis& a : axes) {
+    total *= static_cast<long long>(a.size()); // each list is a file's worth at most: no overflow
+    if (total > kMaxSweepPoints)
+      root.child("sweep").fail("the grid has over " + std::to_string(kMaxSweepPoints) +
+                               " points, the limit (see the README, Input limits); split it into several sweeps");
+  }
   for (long long index = 0; index < total; ++index) {
     SweepPoint point;
     point.index = index;

@@ -19,6 +19,8 @@
 
 namespace memwall::sweep {
 
+inline constexpr long long kMaxSweepPoints = 100000;
+
 struct SweepPoint {
   long long index = 0;                                 // position in the full grid
   std::vector<std::pair<std::string, std::string>> values; // key -> value as compact YAML text
