@@ -118,7 +118,11 @@ void InputNode::check_keys(const std::vector<std::string_view>& allowed) const {
       std::string list;
       for (auto a : allowed)
         list += (list.empty() ? "" : ", ") + std::string(a);
-      const std::string path = key_path_.empty() ? key : key_path_ + "." + key;
+      // The key as one short line: a mangled file can make a key of many lines.
+      std::string shown = key.substr(0, std::min(key.find('\n'), size_t{80}));
+      if (shown.size() < key.size())
+        shown += "...";
+      const std::string path = key_path_.empty() ? shown : key_path_ + "." + shown;
       throw InputError(file_, item.first.Mark().line + 1, path, "unknown key (allowed here: " + list + ")");
     }
   }
@@ -134,7 +138,7 @@ InputNode InputNode::child(const std::string& key) const {
 std::optional<InputNode> InputNode::optional_child(const std::string& key) const {
   require_map();
   for (const auto& item : node_) {
-    if (item.first.as<std::string>() == key) {
+    if (key_text(item.first) == key) {
       const std::string path = key_path_.empty() ? key : key_path_ + "." + key;
       YAML::Node value = item.second;
       if (value.IsNull())

@@ -186,7 +186,35 @@ def check_sweep_paths(memwall, tmp):
     no_leftovers(tmp, "sweep paths")
 
 
-MODES = {"output": check_output, "parent-killed": check_parent_killed, "merge": check_merge,
+def check_hostile(memwall, tmp):
+    """Hostile input: exit 2 with one short line naming a file and line, never a crash or a hang."""
+    import re
+    hostile = os.path.join(HERE, "hostile")
+    loop = os.path.join(tmp, "loop")
+    os.makedirs(loop)
+    os.symlink("b.yaml", os.path.join(loop, "a.yaml"))
+    os.symlink("a.yaml", os.path.join(loop, "b.yaml"))
+    fifo = os.path.join(tmp, "fifo.yaml")
+    os.mkfifo(fifo)
+    huge = write(tmp, "huge-sweep.yaml", "scenario: {name: x}\nsweep:\n" +
+                 "".join(f"  k{i}: [{', '.join(str(v) for v in range(100))}]\n" for i in range(5)))
+    cases = [["validate", os.path.join(hostile, f)] for f in sorted(os.listdir(hostile))]
+    cases += [["topo", os.path.join(HERE, "fabric-refs", "self-reference.yaml")],
+              ["validate", loop], ["validate", fifo], ["validate", "/dev/zero"],
+              ["sweep", huge, "--out", os.path.join(tmp, "r.csv")],
+              ["merge", "--out", os.path.join(tmp, "m.csv"), "/etc/passwd"]]
+    for args in cases:
+        p = run(memwall, *args)
+        err = p.stderr.strip().splitlines()
+        expect(p.returncode == 2, f"{args}: exit {p.returncode}: {p.stderr[-300:]!r}")
+        expect(len(err) == 1 and len(err[0]) < 400, f"{args}: {len(err)} lines, {len(p.stderr)} chars of error")
+        expect(bool(err) and re.match(r"memwall: error: [^:]+(:\d+)?: ", err[0]) is not None,
+               f"{args}: the error names no file: {err[:1]}")
+        expect("internal error" not in p.stderr, f"{args}: internal error: {p.stderr[:300]!r}")
+    expect(not os.path.exists(os.path.join(tmp, "r.csv")), "a refused sweep left a results file")
+
+
+MODES = {"hostile": check_hostile, "output": check_output, "parent-killed": check_parent_killed, "merge": check_merge,
          "sweep-paths": check_sweep_paths}
 
 

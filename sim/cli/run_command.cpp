@@ -6,6 +6,7 @@
 #include "sim/isolated_run.hpp"
 #include "sim/output/safe_file.hpp"
 #include "sim/result_json.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 #include <iostream>
 
@@ -105,8 +106,29 @@ int run_command(const RunOptions& options) {
 
 int validate_command(const std::vector<std::string>& paths) {
   try {
-    for (const auto& s : load_all(paths, false))
+    // Sweep files (a top-level `sweep:`) are checked point by point, as `memwall sweep` would.
+    std::vector<std::string> scenario_paths;
+    std::vector<std::string> lines;
+    for (const auto& path : paths)
+      for (const auto& file : sim::scenario_files(path)) {
+        const model::InputNode root = model::InputNode::load_file(file);
+        if (!root.is_map() || !root.has("sweep")) {
+          scenario_paths.push_back(file);
+          continue;
+        }
+        const sweep::SweepSpec spec = sweep::load_sweep(file);
+        for (const auto& p : spec.points)
+          try {
+            sim::parse_scenario(model::InputNode::load_string(p.scenario_yaml, file), model::GpuCatalog::builtin());
+          } catch (const model::InputError& e) {
+            throw sweep::locate_in_sweep(spec, p, e);
+          }
+        lines.push_back(file + ": ok (sweep of " + std::to_string(spec.points.size()) + " points)");
+      }
+    for (const auto& s : load_all(scenario_paths, false))
       std::cout << s.file << ": ok (" << s.name << ", " << s.gpus << " x " << s.gpu.name << ")\n";
+    for (const auto& line : lines)
+      std::cout << line << "\n";
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;

@@ -183,7 +183,7 @@ SweepSpec load_sweep(const std::string& path) {
       point.value_lines.push_back(lines.at(key));
       label += (label.empty() ? "" : ", ") + key + "=" + values.at(key);
     }
-    const std::string name = scenario["name"] ? scenario["name"].as<std::string>() : "sweep";
+    const std::string name = scenario["name"] && scenario["name"].IsScalar() ? scenario["name"].Scalar() : "sweep";
     scenario["name"] = name + " [" + label + "]";
     YAML::Emitter out;
     out << scenario;
