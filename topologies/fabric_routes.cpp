@@ -9,12 +9,13 @@ namespace memwall::topologies {
 
 namespace {
 constexpr double kUnreachable = std::numeric_limits<double>::infinity();
-bool same_cost(double a, double b) {
+} // namespace
+
+bool same_route_cost(double a, double b) {
   if (std::isinf(a) || std::isinf(b))
     return a == b;
   return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
 }
-} // namespace
 
 size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::edge_descriptor e) {
   // vecS edge lists: the property's address identifies the edge; map it to its position once.
@@ -59,7 +60,7 @@ const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
     for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
       const FabricVertex w = boost::target(*e, graph_);
       const double through = c + edge_cost_[edge_index(graph_, *e)];
-      if (through < cost[w] && !same_cost(through, cost[w])) {
+      if (through < cost[w] && !same_route_cost(through, cost[w])) {
         cost[w] = through;
         queue.push({through, w});
       }
@@ -97,7 +98,7 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
     FabricVertex best_next = u;
     for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
       const FabricVertex w = boost::target(*e, graph_);
-      if (!same_cost(cost[u], cost[w] + edge_cost_[edge_index(graph_, *e)]) || cost[w] >= cost[u])
+      if (!same_route_cost(cost[u], cost[w] + edge_cost_[edge_index(graph_, *e)]) || cost[w] >= cost[u])
         continue;
       const RouteHop hop{*e, u < w};
       const long long load = load_[{edge_index(graph_, *e), hop.forward}];

@@ -40,6 +40,9 @@ private:
   std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
 };
 
+// Two path costs equal up to rounding (equal-cost paths summed in another order).
+bool same_route_cost(double a, double b);
+
 // Edge index (position in boost::edges order), for per-edge tables.
 size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::edge_descriptor e);
 

@@ -6,38 +6,118 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <queue>
 #include <stdexcept>
 
 namespace memwall::collectives {
 
-std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph) {
-  const auto gpus = topologies::gpu_vertices(graph);
-  const long long n = static_cast<long long>(gpus.size());
-  topologies::RouteFinder routes(graph);
-  std::vector<long long> order{0};
-  if (n > kGreedyRingLimit) { // one cost sweep from GPU 0: GPUs by cost, then rank
-    const std::vector<double> cost = routes.costs_to(gpus[0]);
-    std::vector<long long> rest;
-    for (long long r = 1; r < n; ++r)
-      rest.push_back(r);
-    std::stable_sort(rest.begin(), rest.end(),
-                     [&](long long a, long long b) { return cost[gpus[size_t(a)]] < cost[gpus[size_t(b)]]; });
-    order.insert(order.end(), rest.begin(), rest.end());
-    return order;
+namespace {
+
+// Dijkstra from one GPU that stops at the nearest unvisited GPU (cheapest path in seconds per byte,
+// lowest rank among equal costs). It settles only the neighbourhood it needs, so a ring over N GPUs
+// costs N small searches, not N sweeps of the whole fabric. Relaxation and tie rules are those of
+// RouteFinder::costs_to, so the walk is the one a full sweep per step would give. Two shortcuts keep
+// a step's cost independent of N: nothing is relaxed from a vertex as expensive as the best GPU found
+// (edge costs are positive), and a switch's leaf GPUs (degree 1: never on another GPU's path) are
+// kept sorted by (link cost, rank) with a cursor past the visited ones, so a switch offers only its
+// first unvisited leaf, the only one of them that can win.
+class NearestGpu {
+public:
+  explicit NearestGpu(const topologies::FabricGraph& graph)
+      : graph_(graph), gpus_(topologies::gpu_vertices(graph)), rank_of_(boost::num_vertices(graph), -1),
+        cost_(boost::num_vertices(graph), kUnreached), edge_cost_(boost::num_edges(graph)),
+        leaves_(boost::num_vertices(graph)), cursor_(boost::num_vertices(graph), 0) {
+    for (size_t r = 0; r < gpus_.size(); ++r)
+      rank_of_[gpus_[r]] = static_cast<long long>(r);
+    for (auto [e, end] = boost::edges(graph); e != end; ++e)
+      edge_cost_[topologies::edge_index(graph, *e)] = 1.0 / graph[*e].bytes_per_s;
+    for (auto [v, end] = boost::vertices(graph); v != end; ++v)
+      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e) {
+        const topologies::FabricVertex w = boost::target(*e, graph);
+        if (is_leaf_gpu(w))
+          leaves_[*v].push_back({edge_cost_[topologies::edge_index(graph, *e)], rank_of_[w]});
+      }
+    for (auto& list : leaves_)
+      std::sort(list.begin(), list.end());
   }
+
+  long long from(long long rank, const std::vector<bool>& visited) {
+    for (topologies::FabricVertex v : touched_)
+      cost_[v] = kUnreached;
+    touched_.clear();
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+    const topologies::FabricVertex start = gpus_[size_t(rank)];
+    relax(start, 0.0, queue);
+    long long best = -1;
+    double best_cost = kUnreached;
+    while (!queue.empty()) {
+      const auto [c, u] = queue.top();
+      queue.pop();
+      if (c > cost_[u])
+        continue;
+      if (best >= 0 && c > best_cost)
+        break; // every GPU as cheap as the best has been settled
+      const long long r = rank_of_[u];
+      if (r >= 0 && !visited[size_t(r)] && (best < 0 || r < best)) {
+        best = r;
+        best_cost = c;
+      }
+      if (best >= 0)
+        continue; // anything reached through u costs more than the best
+      for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+        const topologies::FabricVertex w = boost::target(*e, graph_);
+        if (!is_leaf_gpu(w))
+          relax(w, c + edge_cost_[topologies::edge_index(graph_, *e)], queue);
+      }
+      auto& list = leaves_[u];
+      size_t& next = cursor_[u];
+      while (next < list.size() && visited[size_t(list[next].second)])
+        ++next;
+      if (next < list.size())
+        relax(gpus_[size_t(list[next].second)], c + list[next].first, queue);
+    }
+    return best;
+  }
+
+private:
+  using Item = std::pair<double, topologies::FabricVertex>;
+  static constexpr double kUnreached = std::numeric_limits<double>::infinity();
+  bool is_leaf_gpu(topologies::FabricVertex v) const {
+    return rank_of_[v] >= 0 && boost::out_degree(v, graph_) == 1;
+  }
+  void relax(topologies::FabricVertex v, double through,
+             std::priority_queue<Item, std::vector<Item>, std::greater<>>& queue) {
+    if (through < cost_[v] && !topologies::same_route_cost(through, cost_[v])) {
+      if (cost_[v] == kUnreached)
+        touched_.push_back(v);
+      cost_[v] = through;
+      queue.push({through, v});
+    }
+  }
+  const topologies::FabricGraph& graph_;
+  std::vector<topologies::FabricVertex> gpus_;
+  std::vector<long long> rank_of_;
+  std::vector<double> cost_;
+  std::vector<double> edge_cost_;
+  std::vector<std::vector<std::pair<double, long long>>> leaves_; // per vertex: (link cost, rank)
+  std::vector<size_t> cursor_;                                     // per vertex: first leaf maybe unvisited
+  std::vector<topologies::FabricVertex> touched_;
+};
+
+} // namespace
+
+std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph) {
+  const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
+  NearestGpu nearest(graph);
+  std::vector<long long> order{0};
   std::vector<bool> visited(size_t(n), false);
   visited[0] = true;
   for (long long step = 1; step < n; ++step) {
-    const auto& dist = routes.costs_to(gpus[size_t(order.back())]);
-    long long best = -1;
-    double best_dist = std::numeric_limits<double>::max();
-    for (long long r = 0; r < n; ++r)
-      if (!visited[size_t(r)] && dist[gpus[size_t(r)]] < best_dist) {
-        best_dist = dist[gpus[size_t(r)]];
-        best = r;
-      }
-    visited[size_t(best)] = true;
-    order.push_back(best);
+    const long long next = nearest.from(order.back(), visited);
+    if (next < 0)
+      throw std::invalid_argument("the fabric's GPUs are not all connected");
+    visited[size_t(next)] = true;
+    order.push_back(next);
   }
   return order;
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The default ring order must not add contention: on every catalog fabric, at 4,096 GPUs (or the
+fabric's own size), a simulated ring all-reduce of a 7B model's fp16 gradients takes no less than the
+alpha-beta bound of a ring over the fabric's slowest link class, and at most 2% more:
+
+    T_bound = 2 (n - 1) (alpha + G / (n beta))
+
+beta: the bandwidth of the slowest link class every ring must cross (a GPU's NIC on a cluster, its
+link on a star, a torus or dragonfly link), alpha: the latency of the shortest hop across that class
+(into and out of the NIC or link), both read off the fabric files by hand (not from memwall). The
+margin covers longer hops (on a rail-optimised fabric the hop back to GPU 0 may cross rails over
+NVLink: 2 us more per step). A ring order that puts two flows on one link doubles the bandwidth
+term (the bug this guards: 2.24 s instead of 1.13 s at 4,096 GPUs on dgx-a100-hdr).
+
+Usage: check_ring_order.py MEMWALL TOPOLOGIES_DIR [FABRIC ...]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GB = 1e9
+US = 1e-6
+PARAMS_7B = 6852050944  # hidden 4096, 32 layers, vocab 50000: 12 L d^2 + 13 L d + 2 V d (seed's count)
+GRAD_BYTES = 2 * PARAMS_7B
+
+# fabric: (GPUs, beta bytes/s, alpha s, why)
+FABRICS = {
+    "seed-ib": (4096, 25 * GB, 0.0, "star, 25 GB/s per GPU, no latency"),
+    "seed-nvlink": (4096, 300 * GB, 0.0, "star, 300 GB/s per GPU, no latency"),
+    "gb200-nvl72": (4096, 900 * GB, 2 * US, "one NVLink domain: GPU link 1 us in, 1 us out"),
+    # A hop between servers: NIC (1 us) - leaf (- spine - leaf: uplinks have no latency) - NIC (1 us).
+    "dgx-a100-hdr": (4096, 200e9 / 8, 2 * US, "NIC 200 Gb/s; hop nic+nic"),
+    "dgx-h100-ndr": (4096, 400e9 / 8, 2 * US, "NIC 400 Gb/s; hop nic+nic"),
+    "fat-tree-2to1": (4096, 400e9 / 8, 2 * US, "NIC 400 Gb/s; hop nic+nic"),
+    "fat-tree-4to1": (4096, 400e9 / 8, 2 * US, "NIC 400 Gb/s; hop nic+nic"),
+    # Fixed-size fabrics run at their own GPU count.
+    "tpu-v4-torus": (64, 45 * GB, 1 * US, "4x4x4 torus, 45 GB/s links, 1-link hop"),
+    "dragonfly-example": (72, 200e9 / 8, 2 * US, "200 Gb/s links, hop gpu+gpu link on one router"),
+}
+
+SCENARIO = """name: ring order on {fabric}
+gpu: H100-SXM
+model: {{hidden: 4096, layers: 32, seq_len: 2048, vocab: 50000}}
+batch: {{tokens_per_microbatch: 2048, microbatches: 1}}
+cluster: {{gpus: {gpus}, collective: ring, fabric: {path}}}
+"""
+
+
+def main():
+    memwall, topologies = sys.argv[1], os.path.abspath(sys.argv[2])
+    names = sys.argv[3:] or sorted(FABRICS)
+    shipped = sorted(f[:-5] for f in os.listdir(topologies) if f.endswith(".yaml"))
+    missing = [f for f in shipped if f not in FABRICS]
+    if missing:
+        sys.exit(f"catalog fabrics without a hand-derived bound here: {missing}")
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            gpus, beta, alpha, why = FABRICS[name]
+            path = os.path.join(tmp, name + ".yaml")
+            with open(path, "w") as f:
+                f.write(SCENARIO.format(fabric=name, gpus=gpus, path=os.path.join(topologies, name + ".yaml")))
+            run = subprocess.run([memwall, "run", path, "--json"], capture_output=True, text=True, timeout=600)
+            if run.returncode != 0:
+                failures.append(f"{name}: exit {run.returncode}: {run.stderr.strip()}")
+                continue
+            result = json.loads(run.stdout)
+            t = result["t_allreduce_s"]
+            bound = 2 * (gpus - 1) * (alpha + GRAD_BYTES / (gpus * beta))
+            err = t / bound - 1
+            print(f"{name:18s} {gpus:5d} GPUs  ring {t * 1e3:9.3f} ms  alpha-beta {bound * 1e3:9.3f} ms  "
+                  f"{err * 100:+6.2f}%  ({why})")
+            if not -1e-9 <= err <= 0.02:
+                failures.append(f"{name}: ring {t:.4f} s is {err * 100:+.1f}% from the bound (allowed: 0 to +2%) {bound:.4f} s")
+    if failures:
+        sys.exit("\n".join(failures))
+
+
+if __name__ == "__main__":
+    main()
