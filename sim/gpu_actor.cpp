@@ -15,16 +15,47 @@ void GpuActor::run_phase(const PhaseContext& where, const PhaseCost& phase) cons
   recorder_.record_phase(rank_, where, phase, t_start, sg4::Engine::get_clock());
 }
 
+void GpuActor::run_phase_part(const PhaseContext& where, const PhaseCost& phase, double from, double to) const {
+  if (to <= from)
+    return;
+  PhaseCost part = phase;
+  const double share = to - from;
+  part.flops *= share;
+  part.hbm_bytes *= share;
+  part.roofline_flops *= share;
+  run_phase(where, part);
+}
+
 void GpuActor::backward(long long step, long long mb, bool last_microbatch) const {
   const bool bucketed = stream_ && last_microbatch;
   double pending = 0; // gradient bytes not yet handed to the communication stream
   for (long long layer = scenario_.shape.layers - 1; layer >= 0; --layer) {
-    run_phase({step, mb, layer}, work_.bwd_gemm);
-    run_phase({step, mb, layer}, work_.bwd_elementwise);
-    if (!bucketed)
+    if (!bucketed) {
+      run_phase({step, mb, layer}, work_.bwd_gemm);
+      run_phase({step, mb, layer}, work_.bwd_elementwise);
       continue;
-    pending += work_.layer_gradient_bytes;
-    if (pending >= scenario_.training.bucket_bytes && layer > 0) { // the first layer's goes in the last bucket
+    }
+    // DDP fills buckets tensor by tensor: a bucket that fills inside the layer is handed over when
+    // its last tensor's gradient is complete, splitting the layer's backward GEMM there. Shares are
+    // cumulative sums of whole d^2 counts over 12, so a layer's last share is exactly 1.
+    constexpr double kLayerD2 = 12.0;
+    const double carried = pending; // from earlier layers, not yet handed over
+    double handed = 0;              // share of this layer's gradients already handed over
+    double d2_ready = 0;
+    for (size_t t = 0; t + 1 < model::kLayerTensorsInBackwardOrder.size(); ++t) {
+      d2_ready += model::kLayerTensorsInBackwardOrder[t].d2;
+      const double ready = d2_ready / kLayerD2;
+      const double bucket = (handed > 0 ? 0.0 : carried) + work_.layer_gradient_bytes * (ready - handed);
+      if (bucket >= scenario_.training.bucket_bytes) {
+        run_phase_part({step, mb, layer}, work_.bwd_gemm, handed, ready);
+        stream_->push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer);
+        handed = ready;
+      }
+    }
+    run_phase_part({step, mb, layer}, work_.bwd_gemm, handed, 1.0);
+    run_phase({step, mb, layer}, work_.bwd_elementwise);
+    pending = (handed > 0 ? 0.0 : carried) + work_.layer_gradient_bytes * (1.0 - handed);
+    if (pending >= scenario_.training.bucket_bytes && layer > 0) { // layer 0's last tensor goes in the last bucket
       stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer);
       pending = 0;
     }

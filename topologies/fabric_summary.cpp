@@ -5,6 +5,7 @@
 #include <boost/graph/push_relabel_max_flow.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -13,19 +14,29 @@ namespace memwall::topologies {
 namespace {
 
 // Max flow between GPUs of rank < N/2 and the others, each link a pair of arcs of its bandwidth.
+// Integer capacities: push-relabel checks flow conservation exactly (an assertion in Debug builds),
+// which floating-point sums break. Bandwidths are counted in units small enough to be exact for real
+// links and large enough that no sum of them overflows 64 bits.
 double rank_halves_max_flow(const FabricGraph& graph) {
+  using Capacity = long long;
   using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
   using FlowGraph = boost::adjacency_list<
       boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-      boost::property<boost::edge_capacity_t, double,
-                      boost::property<boost::edge_residual_capacity_t, double,
+      boost::property<boost::edge_capacity_t, Capacity,
+                      boost::property<boost::edge_residual_capacity_t, Capacity,
                                       boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+  long double total_bytes_per_s = 0;
+  for (auto [e, end] = boost::edges(graph); e != end; ++e)
+    total_bytes_per_s += 2.0L * graph[*e].bytes_per_s;
+  const long double unit = std::max(1.0L, total_bytes_per_s / 1e17L); // bytes/s per capacity unit
+  auto units = [&](double bytes_per_s) { return static_cast<Capacity>(std::llround(bytes_per_s / unit)); };
+
   const size_t n = boost::num_vertices(graph);
   FlowGraph flow(n + 2);
   const auto source = n, sink = n + 1;
   auto capacity = boost::get(boost::edge_capacity, flow);
   auto reverse = boost::get(boost::edge_reverse, flow);
-  auto add_arc = [&](size_t a, size_t b, double c) {
+  auto add_arc = [&](size_t a, size_t b, Capacity c) {
     auto e = boost::add_edge(a, b, flow).first;
     auto r = boost::add_edge(b, a, flow).first;
     capacity[e] = c;
@@ -33,20 +44,23 @@ double rank_halves_max_flow(const FabricGraph& graph) {
     reverse[e] = r;
     reverse[r] = e;
   };
+  std::vector<Capacity> injection(n, 0); // what a vertex's links can carry at most
   for (auto [e, end] = boost::edges(graph); e != end; ++e) {
-    const double bw = graph[*e].bytes_per_s;
-    add_arc(boost::source(*e, graph), boost::target(*e, graph), bw);
-    add_arc(boost::target(*e, graph), boost::source(*e, graph), bw);
+    const Capacity c = units(graph[*e].bytes_per_s);
+    add_arc(boost::source(*e, graph), boost::target(*e, graph), c);
+    add_arc(boost::target(*e, graph), boost::source(*e, graph), c);
+    injection[boost::source(*e, graph)] += c;
+    injection[boost::target(*e, graph)] += c;
   }
+  // A GPU's arc from the source (to the sink) never limits the flow: its links carry no more.
   const auto gpus = gpu_vertices(graph);
-  const double huge = std::numeric_limits<double>::max() / 4;
   for (size_t r = 0; r < gpus.size(); ++r) {
     if (r < gpus.size() / 2)
-      add_arc(source, gpus[r], huge);
+      add_arc(source, gpus[r], injection[gpus[r]]);
     else
-      add_arc(gpus[r], sink, huge);
+      add_arc(gpus[r], sink, injection[gpus[r]]);
   }
-  return boost::push_relabel_max_flow(flow, source, sink);
+  return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink) * unit);
 }
 
 } // namespace

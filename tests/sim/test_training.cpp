@@ -64,6 +64,25 @@ TEST_CASE("bucketed overlap hides all but the last bucket under the backward pas
   CHECK(plain["t_comm_total_s"].get<double>() == plain["t_allreduce_s"].get<double>());
 }
 
+TEST_CASE("bucketed overlap fills buckets tensor by tensor, not layer by layer") {
+  // Buckets of 0.6 layer: gradients arrive per layer as fc2 (4/12), fc1 (4/12), proj (1/12), qkv (3/12).
+  // Layer 3: fc2 + fc1 = 2/3 >= 0.6, handed over; proj + qkv = 1/3 carried. Layer 2: 1/3 + fc2 = 2/3,
+  // handed over; fc1 + proj + qkv = 2/3 at the layer's end. Layer 1 as layer 3, layer 0: 1/3 + fc2 =
+  // 2/3 handed over, and fc1 + proj + qkv (2/3) go with the embeddings in the last bucket. Layer by
+  // layer, the last bucket would have been a whole layer plus the embeddings.
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  s.training.overlap_bucketed = true;
+  const double layer_grad = 2.0 * 12.0 * kHidden * kHidden, embedding_grad = 2.0 * 2.0 * kVocab * kHidden;
+  s.training.bucket_bytes = 0.6 * layer_grad;
+  // Precondition: a bucket's all-reduce fits under a third of a layer's backward.
+  REQUIRE(ring_allreduce_s(2.0 / 3.0 * layer_grad) < t_layer(s) * 2.0 / 3.0 / 3.0);
+  const auto r = sim::run_isolated(s);
+  const double exposed = ring_allreduce_s(2.0 / 3.0 * layer_grad + embedding_grad);
+  CHECK(r["t_allreduce_s"].get<double>() == rel(exposed, 0.01));
+  CHECK(r["step_time_s"].get<double>() == rel(kLayers * t_layer(s) + exposed + t_optimizer(s, kN), 0.01));
+  CHECK(r["t_comm_total_s"].get<double>() == rel(ring_allreduce_s(2.0 * params(s)), 0.01));
+}
+
 TEST_CASE("ZeRO stages: bytes each GPU sends per step") {
   const double d = 2.0 * params(plan(model::Sharding::Zero1));
   const double share = (kN - 1.0) / kN * d; // one reduce-scatter or one all-gather
