@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Gradient-accumulation / DP scale-out study: ms/token, mJ/token and slowdown against tokens per
-GPU per step, one line per (fabric, N). Usage: plot_scale_out.py RESULTS.csv OUT.png"""
-import sys
+GPU per step, one line per (fabric, N). Usage: plot_scale_out.py RESULTS.csv|RESULTS.h5 OUT.png"""
+import argparse
 
 import matplotlib
 
@@ -12,7 +12,11 @@ from sweep_csv import fabric_label, load
 
 
 def main():
-    rows = load(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="memwall sweep results (.csv, .h5 or .hdf5)")
+    parser.add_argument("out", help="figure to write (.png, .pdf, .svg)")
+    args = parser.parse_args()
+    rows = load(args.results)
     series = {}
     for r in rows:
         series.setdefault((fabric_label(r), int(r["gpus"])), []).append(r)
@@ -32,8 +36,8 @@ def main():
     axes[0].legend(fontsize=8)
     fig.suptitle("Gradient accumulation vs. data-parallel scale-out (simulated, memwall)")
     fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=130)
-    print(f"wrote {sys.argv[2]}")
+    fig.savefig(args.out, dpi=130)
+    print(f"wrote {args.out} ({len(rows)} points)")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The batch squeeze (seed Table 6) from simulated sweep results: fixed per-step cost in
 token-equivalents and the time-optimal batch per GPU against N, per fabric.
-Usage: plot_squeeze.py RESULTS.csv OUT.png [B_CRIT_TOKENS]"""
+Usage: plot_squeeze.py RESULTS.csv|RESULTS.h5 OUT.png [B_CRIT_TOKENS]"""
+import argparse
 import math
-import sys
 
 import matplotlib
 
@@ -14,8 +14,14 @@ from sweep_csv import fabric_label, load
 
 
 def main():
-    rows = load(sys.argv[1])
-    b_crit = float(sys.argv[3]) if len(sys.argv) > 3 else 1e6
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="memwall sweep results (.csv, .h5 or .hdf5)")
+    parser.add_argument("out", help="figure to write (.png, .pdf, .svg)")
+    parser.add_argument("b_crit_tokens", nargs="?", type=float, default=1e6,
+                        help="critical batch size in tokens (default 1e6)")
+    args = parser.parse_args()
+    rows = load(args.results)
+    b_crit = args.b_crit_tokens
     series = {}
     for r in rows:
         t_fixed = (r["t_allreduce_s"] + r["t_optimizer_s"]) * r["gpu_peak_flops_per_s"] / (6 * r["params"])
@@ -36,8 +42,8 @@ def main():
         ax.legend()
     fig.suptitle(f"Batch squeeze, simulated (B_crit = {b_crit:.0e} tokens)")
     fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=130)
-    print(f"wrote {sys.argv[2]}")
+    fig.savefig(args.out, dpi=130)
+    print(f"wrote {args.out} ({len(rows)} points)")
 
 
 if __name__ == "__main__":
