@@ -230,6 +230,12 @@ FabricSpec parse_fabric(const InputNode& node) {
     spec.name = n->as_string();
   if (auto s = node.optional_child("source"))
     spec.source = s->as_string();
+  // Per-GPU link overrides name a GPU's one link, which only stars have; elsewhere a GPU has several
+  // links (NVLink, NIC, torus directions), each named, and a link event changes any of them.
+  if (auto g = node.optional_child("gpu_links"); g && spec.kind != "star" && spec.kind != "nvlink-node")
+    g->fail("gpu_links is for star and nvlink-node fabrics, where a GPU has one link; on a " + spec.kind +
+            " fabric change a link by name from the start with cluster.link_events, e.g. [{at: 0s, link: "
+            "gpu000003-nic, bandwidth: 12.5GB/s}] (memwall topo --dot lists the link names)");
   if (spec.kind == "star" || spec.kind == "nvlink-node")
     parse_star(node, spec);
   else if (spec.kind == "cluster")
