@@ -28,8 +28,12 @@ void configure_engine() {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
+#ifdef MEMWALL_SANITIZE
+  sg4::Engine::set_config("contexts/stack-size:1024"); // room for instrumented frames
+#else
   // Actors are shallow; small stacks let 16k GPUs fit in memory.
   sg4::Engine::set_config("contexts/stack-size:64");
+#endif
 }
 
 model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& totals, double makespan_s) {
@@ -103,7 +107,18 @@ void check_run_complete(const std::vector<GpuTotals>& totals, const FaultLog& fa
 RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();
   xbt_log_control_set("root.thresh:warning");
+#ifdef MEMWALL_SANITIZE
+  // AddressSanitizer cannot follow SimGrid's own stack switching (raw/ucontext contexts): it warns
+  // "ignoring requested __asan_handle_no_return" and may report false stack errors. In sanitized
+  // builds actors run as system threads. The context factory is chosen when the Engine is built, so
+  // this one setting goes on its command line.
+  int argc = 2;
+  char name[] = "memwall", factory[] = "--cfg=contexts/factory:thread";
+  char* argv[] = {name, factory, nullptr};
+  sg4::Engine engine(&argc, argv);
+#else
   sg4::Engine engine("memwall");
+#endif
   configure_engine();
 
   const topologies::FabricGraph graph =

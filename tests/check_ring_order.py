@@ -12,7 +12,9 @@ margin covers longer hops (on a rail-optimised fabric the hop back to GPU 0 may 
 NVLink: 2 us more per step). A ring order that puts two flows on one link doubles the bandwidth
 term (the bug this guards: 2.24 s instead of 1.13 s at 4,096 GPUs on dgx-a100-hdr).
 
-Usage: check_ring_order.py MEMWALL TOPOLOGIES_DIR [FABRIC ...]
+Usage: check_ring_order.py MEMWALL TOPOLOGIES_DIR [--gpus N] [FABRIC ...]
+(--gpus: another size for the fabrics that scale; the sanitized build uses 256, as its actors are
+system threads)
 """
 import json
 import os
@@ -50,7 +52,11 @@ cluster: {{gpus: {gpus}, collective: ring, fabric: {path}}}
 
 def main():
     memwall, topologies = sys.argv[1], os.path.abspath(sys.argv[2])
-    names = sys.argv[3:] or sorted(FABRICS)
+    args = sys.argv[3:]
+    scaled_gpus = None
+    if args[:1] == ["--gpus"]:
+        scaled_gpus, args = int(args[1]), args[2:]
+    names = args or sorted(FABRICS)
     shipped = sorted(f[:-5] for f in os.listdir(topologies) if f.endswith(".yaml"))
     missing = [f for f in shipped if f not in FABRICS]
     if missing:
@@ -59,6 +65,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             gpus, beta, alpha, why = FABRICS[name]
+            if scaled_gpus and gpus == 4096:
+                gpus = scaled_gpus
             path = os.path.join(tmp, name + ".yaml")
             with open(path, "w") as f:
                 f.write(SCENARIO.format(fabric=name, gpus=gpus, path=os.path.join(topologies, name + ".yaml")))
