@@ -108,6 +108,8 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
         best_next = w;
       }
     }
+    if (best_next == u) // cannot happen with positive link costs; never follow a null edge
+      throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
     ++load_[{edge_index(graph_, best.edge), best.forward}];
     hops.push_back(best);
     u = best_next;

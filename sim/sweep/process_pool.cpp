@@ -77,26 +77,8 @@ void kill_all(std::map<pid_t, size_t>& running) {
   running.clear();
 }
 
-} // namespace
-
-static void loop(const std::vector<Job>& jobs, int max_parallel, const std::function<void(const JobOutcome&)>& on_done,
-          std::map<pid_t, size_t>& running, size_t& next);
-
-void run_jobs(const std::vector<Job>& jobs, int max_parallel, const std::function<void(const JobOutcome&)>& on_done) {
-  if (max_parallel < 1)
-    max_parallel = 1;
-  const StopSignals stop_signals;
-  std::map<pid_t, size_t> running;
-  size_t next = 0;
-  try {
-    loop(jobs, max_parallel, on_done, running, next);
-  } catch (...) {
-    kill_all(running);
-    throw;
-  }
-}
-
-static void loop(const std::vector<Job>& jobs, int max_parallel, const std::function<void(const JobOutcome&)>& on_done,
+// Starts jobs while slots are free and reports each as it ends, until all have ended.
+void loop(const std::vector<Job>& jobs, int max_parallel, const std::function<void(const JobOutcome&)>& on_done,
           std::map<pid_t, size_t>& running, size_t& next) {
   while (next < jobs.size() || !running.empty()) {
     while (next < jobs.size() && static_cast<int>(running.size()) < max_parallel && !g_stop_signal) {
@@ -119,6 +101,22 @@ static void loop(const std::vector<Job>& jobs, int max_parallel, const std::func
     outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     running.erase(it);
     on_done(outcome);
+  }
+}
+
+} // namespace
+
+void run_jobs(const std::vector<Job>& jobs, int max_parallel, const std::function<void(const JobOutcome&)>& on_done) {
+  if (max_parallel < 1)
+    max_parallel = 1;
+  const StopSignals stop_signals;
+  std::map<pid_t, size_t> running;
+  size_t next = 0;
+  try {
+    loop(jobs, max_parallel, on_done, running, next);
+  } catch (...) {
+    kill_all(running);
+    throw;
   }
 }
 

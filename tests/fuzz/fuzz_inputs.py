@@ -70,8 +70,18 @@ def mutate(text, rng):
     return "\n".join(lines) + "\n"
 
 
+# Under AddressSanitizer an address-space limit cannot work (ASan reserves terabytes of shadow
+# address space at start): --sanitized checks each run's peak resident memory afterwards instead.
+SANITIZED = False
+
+
 def limits():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+
+def peak_child_rss_bytes():
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
 
 def check(cmd, path):
@@ -81,6 +91,8 @@ def check(cmd, path):
                            errors="replace")
     except subprocess.TimeoutExpired:
         return f"no answer within {TIME_LIMIT_S} s"
+    if SANITIZED and peak_child_rss_bytes() > MEMORY_LIMIT_BYTES:
+        return f"peak memory {peak_child_rss_bytes() / 2**30:.1f} GiB over {MEMORY_LIMIT_BYTES / 2**30:.0f} GiB"
     if p.returncode < 0:
         return f"killed by signal {-p.returncode}: {p.stderr[-300:]!r}"
     if p.returncode not in (0, 2):
@@ -102,7 +114,11 @@ def main():
     a.add_argument("--seconds", type=float, default=120)
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--keep", default=None, help="folder for the mutants that found a problem")
+    a.add_argument("--sanitized", action="store_true",
+                   help="memwall is an ASan build: bound peak resident memory, not address space")
     args = a.parse_args()
+    global SANITIZED
+    SANITIZED = args.sanitized
     memwall = os.path.abspath(args.memwall)
     rng = random.Random(args.seed)
     corpus = seeds()
