@@ -47,6 +47,7 @@ int merge_command(const MergeOptions& options);
 int validate_command(const std::vector<std::string>& paths);
 int tables_command();
 int gpus_command();
+int models_command();
 int curves_command();
 
 // Where the shipped scenarios live (fixed at build time).

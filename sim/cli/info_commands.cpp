@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "model/gpu_catalog.hpp"
+#include "model/model_catalog.hpp"
 #include "model/layer_cost.hpp"
 #include "model/seed_curves.hpp"
 #include "model/seed_tables.hpp"
@@ -70,6 +71,29 @@ int gpus_command() {
       << "beta_t, beta_E in FLOP/B; d_min: smallest hidden size that can reach beta_t; "
          "T_min@4k: tokens per weight visit needed at d = 4096; GEMM eff, attn: achieved fractions of peak\n"
          "(a range: a curve by GEMM size; see each entry's source in the catalog).\n";
+  return kExitOk;
+}
+
+int models_command() {
+  const auto& catalog = model::ModelCatalog::builtin();
+  std::cout << "model catalog: " << model::ModelCatalog::default_path() << "\n";
+  std::cout << model::format("%-18s %7s %6s %5s %4s %-7s %6s %7s %8s %8s %9s %10s\n", "model", "hidden", "layers",
+                             "heads", "kv", "ffn", "seq", "vocab", "params", "active", "published",
+                             "GFLOP/tok");
+  for (const auto& m : catalog.models()) {
+    const model::ParamCounts p = model::count_params(m);
+    const std::string ffn = m.moe.experts > 0 ? model::format("%lldx%lld", m.moe.top_k, m.moe.experts)
+                                              : std::string(m.ffn == model::FfnKind::SwiGlu ? "swiglu" : "gelu");
+    std::cout << model::format("%-18s %7lld %6lld %5lld %4lld %-7s %6lld %7lld %7.2fB %7.2fB %8s %10.1f\n",
+                               m.name.c_str(), m.hidden, m.layers, m.heads, model::kv_heads_of(m), ffn.c_str(),
+                               m.seq_len, m.vocab, p.total / 1e9, p.active / 1e9,
+                               m.published_params > 0 ? model::format("%.4gB", m.published_params / 1e9).c_str()
+                                                      : "-",
+                               model::training_flops_per_token(m, model::Recompute::None) / 1e9);
+  }
+  std::cout << "params, active: counted from the shapes (active: per token, MoE); published: as the source states "
+               "it;\nGFLOP/tok: training FLOPs per token (forward + backward, LM head, causal attention at seq, "
+               "no recompute).\nSources: each entry's `source` in the catalog.\n";
   return kExitOk;
 }
 

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
 
   auto* tables = app.add_subcommand("tables", "print the seed's Tables 1-6 from memwall's closed-form model");
   auto* gpus = app.add_subcommand("gpus", "list the GPU catalog with each GPU's balances");
+  auto* models = app.add_subcommand("models", "list the model catalog with parameter counts and FLOPs per token");
   auto* curves = app.add_subcommand("curves", "print the curves of the seed's figure as JSON (analysis/seed_figure.py)");
 
   try {
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
       return gpus_command();
     if (*curves)
       return curves_command();
+    if (*models)
+      return models_command();
     return run_command(run_options); // `run`, or no subcommand: the default job
   } catch (const memwall::model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";

@@ -1,0 +1,160 @@
+#include "architecture.hpp"
+
+namespace memwall::model {
+
+namespace {
+
+double d_of(const ArchitectureSpec& m) { return double(m.hidden); }
+
+// Parameters of one feed-forward block of inner width f.
+double ffn_params(const ArchitectureSpec& m, double f) {
+  const double d = d_of(m);
+  const double matrices = m.ffn == FfnKind::SwiGlu ? 3.0 : 2.0;
+  const double biases = m.bias ? (matrices - 1.0) * f + d : 0.0;
+  return matrices * d * f + biases;
+}
+
+// Forward FLOPs per token of one feed-forward block of inner width f.
+double ffn_flops(const ArchitectureSpec& m, double f) {
+  return 2.0 * (m.ffn == FfnKind::SwiGlu ? 3.0 : 2.0) * d_of(m) * f;
+}
+
+// Bytes per token a feed-forward block of width f keeps, input excluded: GELU its fc1 output (the
+// activation's input) and the activation's output; SwiGLU the gate and up outputs and their product.
+double ffn_activation_bytes(const ArchitectureSpec& m, double f) {
+  return (m.ffn == FfnKind::SwiGlu ? 6.0 : 4.0) * f;
+}
+
+double norm_params(const ArchitectureSpec& m) {
+  switch (m.norm) {
+  case NormKind::LayerNorm:
+    return 2.0 * d_of(m); // scale and shift
+  case NormKind::RmsNorm:
+    return d_of(m);
+  case NormKind::None:
+    break;
+  }
+  return 0.0;
+}
+
+} // namespace
+
+long long kv_heads_of(const ArchitectureSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+long long ffn_hidden_of(const ArchitectureSpec& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden; }
+
+double kv_width(const ArchitectureSpec& m) {
+  if (m.heads <= 0)
+    return d_of(m);
+  return d_of(m) * double(kv_heads_of(m)) / double(m.heads);
+}
+
+bool is_moe_layer(const ArchitectureSpec& m, long long layer) {
+  if (m.moe.experts <= 0 || layer < m.moe.first_dense)
+    return false;
+  const long long every = m.moe.every > 0 ? m.moe.every : 1;
+  return (layer + 1) % every == 0;
+}
+
+long long moe_layer_count(const ArchitectureSpec& m) {
+  long long n = 0;
+  for (long long l = 0; l < m.layers; ++l)
+    n += is_moe_layer(m, l);
+  return n;
+}
+
+ParamCounts count_params(const ArchitectureSpec& m) {
+  const double d = d_of(m), kv = kv_width(m);
+  ParamCounts p;
+  p.attention = d * (d + 2.0 * kv) + d * d + (m.bias ? 2.0 * d + 2.0 * kv : 0.0);
+  p.dense_ffn = ffn_params(m, double(ffn_hidden_of(m)));
+  if (m.moe.experts > 0) {
+    const double expert = ffn_params(m, double(m.moe.expert_ffn_hidden));
+    const double router = d * double(m.moe.experts);
+    p.moe_ffn = router + double(m.moe.experts + m.moe.shared_experts) * expert;
+    p.moe_ffn_active = router + double(m.moe.top_k + m.moe.shared_experts) * expert;
+  }
+  p.norms_per_layer = 2.0 * norm_params(m);
+  const double vocab_table = double(m.vocab) * d;
+  if (m.seed_embeddings)
+    p.embedding = 2.0 * vocab_table;
+  else
+    p.embedding = vocab_table * (m.tied_embeddings ? 1.0 : 2.0) +
+                  (m.position == PositionKind::Learned ? double(m.max_positions) * d : 0.0) + norm_params(m);
+  const double moe_layers = double(moe_layer_count(m)), dense_layers = double(m.layers) - moe_layers;
+  const double common = double(m.layers) * (p.attention + p.norms_per_layer) + p.embedding;
+  p.total = common + dense_layers * p.dense_ffn + moe_layers * p.moe_ffn;
+  p.active = common + dense_layers * p.dense_ffn + moe_layers * p.moe_ffn_active;
+  return p;
+}
+
+LayerFlops layer_forward_flops(const ArchitectureSpec& m, long long layer) {
+  const double d = d_of(m), kv = kv_width(m), s = double(m.seq_len);
+  LayerFlops f;
+  f.qkv = 2.0 * d * (d + 2.0 * kv);
+  f.attention_core = (m.causal ? 0.5 : 1.0) * 4.0 * s * d; // QK^T and A V, 2 s d each over full rows
+  f.projection = 2.0 * d * d;
+  if (is_moe_layer(m, layer)) {
+    f.router = 2.0 * d * double(m.moe.experts);
+    f.ffn = double(m.moe.top_k + m.moe.shared_experts) * ffn_flops(m, double(m.moe.expert_ffn_hidden));
+  } else {
+    f.ffn = ffn_flops(m, double(ffn_hidden_of(m)));
+  }
+  return f;
+}
+
+double lm_head_forward_flops(const ArchitectureSpec& m) {
+  return m.lm_head ? 2.0 * d_of(m) * double(m.vocab) : 0.0;
+}
+
+double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute) {
+  double layers_forward = 0, attention_core = 0;
+  for (long long l = 0; l < m.layers; ++l) {
+    const LayerFlops f = layer_forward_flops(m, l);
+    layers_forward += f.total();
+    attention_core += f.attention_core;
+  }
+  const double forward = layers_forward + lm_head_forward_flops(m);
+  double again = 0;
+  if (recompute == Recompute::Selective)
+    again = attention_core;
+  else if (recompute == Recompute::Full)
+    again = layers_forward;
+  return 3.0 * forward + again;
+}
+
+double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute) {
+  const double h = d_of(m), kv = kv_width(m), a = double(m.heads > 0 ? m.heads : 1), s = double(m.seq_len);
+  if (recompute == Recompute::Full)
+    return 2.0 * h * tokens; // the layer's input
+  // Attention: QKV input 2h, Q 2h and K 2kv for QK^T, V 2kv, projection input 2h, dropout mask h;
+  // the s x s score tensors (softmax output 2as, its dropout mask as and output 2as) unless recomputed.
+  double per_token = 7.0 * h + 4.0 * kv;
+  if (recompute == Recompute::None)
+    per_token += 5.0 * a * s;
+  // Feed-forward: input 2h and dropout mask h, then the block's own tensors; an MoE layer keeps a copy
+  // of the input per routed expert a token visits, and the router's probabilities.
+  per_token += 3.0 * h;
+  if (is_moe_layer(m, layer)) {
+    const double fe = double(m.moe.expert_ffn_hidden);
+    per_token += double(m.moe.top_k) * (2.0 * h + ffn_activation_bytes(m, fe)) +
+                 double(m.moe.shared_experts) * ffn_activation_bytes(m, fe) + 2.0 * double(m.moe.experts);
+  } else {
+    per_token += ffn_activation_bytes(m, double(ffn_hidden_of(m)));
+  }
+  per_token += 4.0 * h; // the two norms' inputs
+  return per_token * tokens;
+}
+
+ArchitectureSpec seed_architecture(long long hidden, long long layers, long long seq_len, long long vocab) {
+  ArchitectureSpec m;
+  m.name = "seed GPT layer";
+  m.source = "shared/seed/backprop_memory_wall.py: 12 d^2 weights per layer, 2 V d embeddings";
+  m.hidden = hidden;
+  m.layers = layers;
+  m.seq_len = seq_len;
+  m.vocab = vocab;
+  m.seed_embeddings = true;
+  return m;
+}
+
+} // namespace memwall::model

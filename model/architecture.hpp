@@ -1,0 +1,104 @@
+// A transformer described by its shapes, and everything that follows from them: parameters (total
+// and active), FLOPs per token op by op, and activation memory per layer. One description feeds all
+// three, so they cannot drift apart. No SimGrid here.
+//
+// Conventions (tests/model/test_architecture.cpp checks each against hand-derived formulas):
+// - FLOPs: 2 per multiply-add. Backward = 2 x forward for every GEMM (input and weight gradients)
+//   and for the attention core. Embedding lookups cost nothing.
+// - Attention core (QK^T and attention x V): 4 s d FLOPs per token forward over the full s x s
+//   score matrix (the seed's and Megatron's convention, `causal: false`); with `causal: true` half of
+//   it, 2 s d: a causal kernel (FlashAttention) skips the score blocks above the diagonal (the
+//   diagonal blocks' masked half is neglected, s / block_size of it).
+// - Activation memory: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+//   Transformer Models"), per layer, bf16, with dropout masks: 34 s b h + 5 a s^2 b bytes without
+//   recompute, 34 s b h with selective recompute (the attention core's s^2 tensors recomputed), 2 s b h
+//   (the layer's input) with full recompute. Grouped-query attention stores K and V at their width,
+//   SwiGLU its gate and up projections and their product, by the same accounting.
+#pragma once
+
+#include <string>
+
+namespace memwall::model {
+
+enum class FfnKind { Gelu, SwiGlu };        // 2 matrices (d x f, f x d) or 3 (gate, up, down)
+enum class NormKind { None, LayerNorm, RmsNorm };
+enum class PositionKind { None, Learned }; // rotary and ALiBi add no parameters
+enum class Recompute { None, Selective, Full };
+
+struct MoeSpec {
+  long long experts = 0;           // routed experts per MoE layer; 0: a dense model
+  long long top_k = 0;             // routed experts per token
+  long long expert_ffn_hidden = 0; // f of one expert
+  long long shared_experts = 0;    // experts every token passes through (DeepSeek-MoE)
+  long long every = 1;             // layer i is MoE when (i + 1) % every == 0 ...
+  long long first_dense = 0;       // ... and i >= first_dense
+};
+
+struct ArchitectureSpec {
+  std::string name;
+  std::string source; // where the figures come from
+  long long hidden = 0;
+  long long layers = 0;
+  long long heads = 0;
+  long long kv_heads = 0; // 0: heads (multi-head attention)
+  FfnKind ffn = FfnKind::Gelu;
+  long long ffn_hidden = 0; // 0: 4 x hidden
+  long long vocab = 0;
+  long long seq_len = 0;          // sequence length of the training run (attention FLOPs, activations)
+  long long max_positions = 0;    // learned position embeddings: table rows
+  bool tied_embeddings = true;    // the LM head reuses the input embedding
+  bool lm_head = false;           // compute the output projection and the loss (the seed: no)
+  bool causal = false;            // attention FLOPs as a causal kernel executes them
+  bool bias = false;              // linear layers carry biases
+  NormKind norm = NormKind::None; // two per layer, one at the end
+  PositionKind position = PositionKind::None;
+  MoeSpec moe;
+  // The seed counts 2 V d embedding parameters (input and output) whatever the tying.
+  bool seed_embeddings = false;
+  double published_params = 0;        // total, as the source states it (0: none stated)
+  double published_active_params = 0; // MoE: per token
+};
+
+long long kv_heads_of(const ArchitectureSpec& m);
+long long ffn_hidden_of(const ArchitectureSpec& m);
+double kv_width(const ArchitectureSpec& m); // kv_heads x head dimension
+bool is_moe_layer(const ArchitectureSpec& m, long long layer);
+long long moe_layer_count(const ArchitectureSpec& m);
+
+struct ParamCounts {
+  double attention = 0;      // per layer: QKV, output projection (+ biases)
+  double dense_ffn = 0;      // per dense layer
+  double moe_ffn = 0;        // per MoE layer: router, every routed and shared expert
+  double moe_ffn_active = 0; // per MoE layer and token: router, top_k routed and the shared experts
+  double norms_per_layer = 0;
+  double embedding = 0;      // token (+ position) embeddings, the final norm, an untied LM head
+  double total = 0;
+  double active = 0;         // per token (= total for a dense model)
+};
+ParamCounts count_params(const ArchitectureSpec& m);
+
+// Forward FLOPs per token of one layer, op by op.
+struct LayerFlops {
+  double qkv = 0;
+  double attention_core = 0; // QK^T and attention x V
+  double projection = 0;
+  double ffn = 0;            // dense MLP, or the token's experts (routed + shared)
+  double router = 0;
+  double total() const { return qkv + attention_core + projection + ffn + router; }
+  double linear() const { return qkv + projection + ffn + router; } // GEMMs with weights
+};
+LayerFlops layer_forward_flops(const ArchitectureSpec& m, long long layer);
+double lm_head_forward_flops(const ArchitectureSpec& m); // 2 d V (0 without lm_head)
+
+// Training FLOPs per token: forward + backward (2 x forward) + what recompute runs again (selective:
+// the attention core's forward; full: the layers' whole forward). The LM head is never recomputed.
+double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute);
+
+// Activation bytes one layer keeps for the backward, for `tokens` tokens of sequences of seq_len.
+double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute);
+
+// The seed's layer (12 d^2 weights, GELU MLP, 2 V d embedding parameters, full attention FLOPs, no
+// LM head): what a scenario gets without `like:` or the new keys.
+ArchitectureSpec seed_architecture(long long hidden, long long layers, long long seq_len, long long vocab);
+
+} // namespace memwall::model

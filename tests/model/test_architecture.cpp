@@ -1,0 +1,187 @@
+// The architecture description against formulas derived here by hand and published counts:
+// the seed's layer, Narayanan et al. 2021 (Eq. 3) for GPT-3 175B, Llama-3 8B and 70B, Mixtral 8x7B
+// (total vs active), every catalog entry's published parameter count within 0.5%, Korthikanti et
+// al. 2022's activation memory per layer, and the recompute conventions.
+#include "model/architecture.hpp"
+#include "model/input_error.hpp"
+#include "model/model_catalog.hpp"
+#include "model/transformer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+using namespace memwall;
+using Catch::Detail::Approx;
+
+namespace {
+
+const model::ArchitectureSpec& catalog(const std::string& name) {
+  const model::ArchitectureSpec* m = model::ModelCatalog::builtin().find(name);
+  REQUIRE(m != nullptr);
+  return *m;
+}
+
+bool within(double value, double reference, double tolerance) {
+  return std::fabs(value / reference - 1.0) <= tolerance;
+}
+
+// A published count like 2.8e9 ("2.8B") is stated to +-0.05e9: the relative half-unit of its last
+// significant digit.
+double stated_rounding(double published) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f", published);
+  std::string digits(text);
+  while (!digits.empty() && digits.back() == '0')
+    digits.pop_back();
+  const double unit = std::pow(10.0, double(std::string(text).size() - digits.size()));
+  return 0.5 * unit / published;
+}
+
+} // namespace
+
+TEST_CASE("architecture: the seed's layer gives the seed's counts") {
+  const double d = 4096, L = 32, s = 2048, V = 50000;
+  const auto m = model::seed_architecture(4096, 32, 2048, 50000);
+  CHECK(model::count_params(m).total == Approx(12 * d * d * L + 2 * V * d).epsilon(1e-12));
+  CHECK(model::count_params(m).total == Approx(model::total_params({4096, 32, 2048, 50000})).epsilon(1e-12));
+  // 72 d^2 + 12 s d per token and layer (the seed's F), no LM head.
+  CHECK(model::training_flops_per_token(m, model::Recompute::None) ==
+        Approx(L * (72 * d * d + 12 * s * d)).epsilon(1e-12));
+}
+
+TEST_CASE("architecture: GPT-3 175B as Narayanan et al. 2021 Eq. 3") {
+  model::ArchitectureSpec m = catalog("gpt3-175b");
+  m.causal = false; // Narayanan count the full s x s attention
+  const double h = 12288, L = 96, s = 2048, V = 50257;
+  // Without recompute: 72 L h^2 (1 + s / 6h + V / 12 L h) per token; Eq. 3 (full recompute): 96 L h^2
+  // (1 + s / 6h + V / 16 L h).
+  CHECK(model::training_flops_per_token(m, model::Recompute::None) ==
+        Approx(72 * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))).epsilon(1e-9));
+  CHECK(model::training_flops_per_token(m, model::Recompute::Full) ==
+        Approx(96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))).epsilon(1e-9));
+  CHECK(within(model::count_params(m).total, 175.0e9, 0.005));
+}
+
+TEST_CASE("architecture: Llama-3 8B and 70B, grouped-query attention and SwiGLU") {
+  for (const auto& [name, published] : {std::pair{"llama3-8b", 8.03e9}, std::pair{"llama3-70b", 70.6e9}}) {
+    INFO(name);
+    const auto& m = catalog(name);
+    const double d = double(m.hidden), L = double(m.layers), f = double(m.ffn_hidden), V = double(m.vocab),
+                 s = double(m.seq_len);
+    const double kv = d / double(m.heads) * double(m.kv_heads); // 8 KV heads of d / heads
+    // Per layer: Q and output projection d^2 each, K and V d kv each, three d f matrices, two RMSNorms.
+    const double per_layer = 2 * d * d + 2 * d * kv + 3 * d * f + 2 * d;
+    const double params = L * per_layer + 2 * V * d + d; // untied embedding and LM head, final norm
+    CHECK(model::count_params(m).total == Approx(params).epsilon(1e-12));
+    CHECK(within(model::count_params(m).total, published, 0.005));
+    // Training FLOPs: 6 per weight of every GEMM (layers and LM head) + causal attention, 3 x 2 s d.
+    const double weights = L * (per_layer - 2 * d) + V * d;
+    CHECK(model::training_flops_per_token(m, model::Recompute::None) ==
+          Approx(6 * weights + 3 * L * 2 * s * d).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("architecture: Mixtral 8x7B, total and active parameters") {
+  const auto& m = catalog("mixtral-8x7b");
+  const double d = 4096, L = 32, fe = 14336, V = 32000, kv = 1024;
+  const double attention = 2 * d * d + 2 * d * kv, expert = 3 * d * fe, router = 8 * d, norms = 2 * d;
+  CHECK(model::count_params(m).total == Approx(L * (attention + 8 * expert + router + norms) + 2 * V * d + d));
+  CHECK(model::count_params(m).active == Approx(L * (attention + 2 * expert + router + norms) + 2 * V * d + d));
+  CHECK(within(model::count_params(m).total, 46.7e9, 0.005));
+  CHECK(within(model::count_params(m).active, 12.9e9, 0.005));
+  // FLOPs follow the active experts: the top-2 experts' GEMMs, not all eight.
+  const double s = double(m.seq_len);
+  CHECK(model::training_flops_per_token(m, model::Recompute::None) ==
+        Approx(6 * (L * (attention + 2 * expert + router) + V * d) + 3 * L * 2 * s * d));
+}
+
+TEST_CASE("architecture: the rounding of a stated count") {
+  CHECK(stated_rounding(2.8e9) == Approx(0.05 / 2.8));
+  CHECK(stated_rounding(8.03e9) == Approx(0.005 / 8.03));
+  CHECK(stated_rounding(175e9) == Approx(0.5 / 175));
+}
+
+TEST_CASE("architecture: every catalog model matches its published parameter counts within 0.5%") {
+  const auto& models = model::ModelCatalog::builtin().models();
+  REQUIRE(models.size() >= 14);
+  int checked = 0;
+  for (const auto& m : models) {
+    INFO(m.name << ": " << model::count_params(m).total << " vs " << m.published_params);
+    CHECK(!m.source.empty());
+    // Within 0.5%, or within the stated figure's rounding where that is coarser (2.8B: +-1.8%).
+    if (m.published_params > 0) {
+      CHECK(within(model::count_params(m).total, m.published_params,
+                   std::max(0.005, stated_rounding(m.published_params))));
+      ++checked;
+    }
+    if (m.published_active_params > 0)
+      CHECK(within(model::count_params(m).active, m.published_active_params,
+                   std::max(0.005, stated_rounding(m.published_active_params))));
+  }
+  CHECK(checked >= 14);
+}
+
+TEST_CASE("architecture: activation memory per layer as Korthikanti et al. 2022") {
+  // GPT-3 175B layer, micro-batch b = 1 of s = 2048: s b h (34 + 5 a s / h) bytes without recompute,
+  // 34 s b h with selective recompute, 2 s b h (the input) with full recompute.
+  const auto& m = catalog("gpt3-175b");
+  const double h = 12288, a = 96, s = 2048, b = 1, tokens = s * b;
+  CHECK(model::activation_bytes_per_layer(m, 0, tokens, model::Recompute::None) ==
+        Approx(s * b * h * (34 + 5 * a * s / h)).epsilon(1e-12));
+  CHECK(model::activation_bytes_per_layer(m, 0, tokens, model::Recompute::Selective) ==
+        Approx(34 * s * b * h).epsilon(1e-12));
+  CHECK(model::activation_bytes_per_layer(m, 0, tokens, model::Recompute::Full) == Approx(2 * s * b * h));
+}
+
+TEST_CASE("architecture: selective recompute adds exactly the attention core's forward FLOPs") {
+  for (const char* name : {"gpt3-175b", "llama3-70b", "mixtral-8x7b", "deepseek-moe-16b"}) {
+    INFO(name);
+    const auto& m = catalog(name);
+    double core = 0, layers_forward = 0;
+    for (long long l = 0; l < m.layers; ++l) {
+      core += model::layer_forward_flops(m, l).attention_core;
+      layers_forward += model::layer_forward_flops(m, l).total();
+    }
+    const double none = model::training_flops_per_token(m, model::Recompute::None);
+    CHECK(model::training_flops_per_token(m, model::Recompute::Selective) - none == Approx(core));
+    CHECK(model::training_flops_per_token(m, model::Recompute::Full) - none == Approx(layers_forward));
+  }
+  // Causal attention: the kernel skips the blocks above the diagonal, half of 4 s d forward.
+  model::ArchitectureSpec m = catalog("llama3-8b");
+  const double causal = model::layer_forward_flops(m, 0).attention_core;
+  m.causal = false;
+  CHECK(model::layer_forward_flops(m, 0).attention_core == Approx(2 * causal));
+  CHECK(causal == Approx(2.0 * 8192 * 4096));
+}
+
+TEST_CASE("architecture: inconsistent descriptions are refused at their key") {
+  const model::ArchitectureSpec& base = catalog("llama3-8b");
+  auto parse = [&](const std::string& text) {
+    return model::parse_architecture(model::InputNode::load_string(text, "m.yaml"), &base);
+  };
+  auto fails_at = [&](const std::string& text, const std::string& key) {
+    try {
+      parse(text);
+    } catch (const model::InputError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(key) != std::string::npos);
+      return;
+    }
+    FAIL("accepted: " << text);
+  };
+  fails_at("{kv_heads: 5}", "kv_heads");
+  fails_at("{heads: 24}", "heads");                         // 8 KV heads do not divide 24... nor 24 4096
+  fails_at("{ffn: relu}", "ffn");
+  fails_at("{moe: {experts: 4, top_k: 6, expert_ffn_hidden: 1024}}", "top_k");
+  fails_at("{moe: {experts: 4, top_k: 1}}", "expert_ffn_hidden");
+  fails_at("{moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024, first_dense: 32}}", "first_dense");
+  fails_at("{layers: 0}", "layers");
+  // A consistent override: another size of the same family.
+  const auto bigger = parse("{hidden: 8192, heads: 64, layers: 80, ffn_hidden: 28672}");
+  CHECK(within(model::count_params(bigger).total, 70.6e9, 0.005));
+  CHECK(bigger.published_params == 0);
+}
