@@ -1,12 +1,15 @@
 #include "memory_footprint.hpp"
 
+#include "architecture_cost.hpp"
+
 #include <cstdio>
 
 namespace memwall::model {
 
-MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
-                                 const TrafficConstants& traffic, const TrainingPlan& plan, long long gpus) {
-  const double params = total_params(shape);
+namespace {
+
+MemoryFootprint footprint_of(double params, double activation_bytes, const GpuSpec& gpu, const TrainingPlan& plan,
+                             long long gpus) {
   const double n = double(gpus);
   constexpr double kWeights = 2, kGradients = 2;
   const double optimizer = kAdamStateBytesPerParam - kWeights - kGradients; // fp32 master + m + v
@@ -16,11 +19,30 @@ MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_pe
   f.gradient_bytes =
       kGradients * params / (plan.sharding == Sharding::Zero2 || plan.sharding == Sharding::Zero3 ? n : 1.0);
   f.optimizer_bytes = optimizer * params / (shard_optimizer ? n : 1.0);
-  const double per_token_layer = plan.activation_recompute ? 2.0 : traffic.a_store_bytes_per_token_per_d;
-  f.activation_bytes = per_token_layer * double(shape.hidden) * tokens_per_microbatch * double(shape.layers);
+  f.activation_bytes = activation_bytes;
   f.total_bytes = f.weight_bytes + f.gradient_bytes + f.optimizer_bytes + f.activation_bytes;
   f.capacity_bytes = gpu.hbm_capacity_bytes;
   return f;
+}
+
+} // namespace
+
+MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
+                                 const TrafficConstants& traffic, const TrainingPlan& plan, long long gpus) {
+  const double per_token_layer = plan.activation_recompute ? 2.0 : traffic.a_store_bytes_per_token_per_d;
+  return footprint_of(total_params(shape),
+                      per_token_layer * double(shape.hidden) * tokens_per_microbatch * double(shape.layers), gpu,
+                      plan, gpus);
+}
+
+MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per_microbatch, const GpuSpec& gpu,
+                                 const TrafficConstants& traffic, const TrainingPlan& plan, long long gpus) {
+  if (is_seed_shaped(arch))
+    return memory_footprint(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab},
+                            tokens_per_microbatch, gpu, traffic, plan, gpus);
+  const Recompute recompute = plan.activation_recompute ? Recompute::Full : Recompute::Selective;
+  return footprint_of(count_params(arch).total, stored_activation_bytes(arch, tokens_per_microbatch, recompute),
+                      gpu, plan, gpus);
 }
 
 std::string MemoryFootprint::describe() const {

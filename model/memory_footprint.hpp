@@ -5,6 +5,7 @@
 //   zero2: 2P + (2 + 12)P/N       zero3: 16P/N
 #pragma once
 
+#include "architecture.hpp"
 #include "gpu_spec.hpp"
 #include "traffic.hpp"
 #include "training_plan.hpp"
@@ -26,6 +27,12 @@ struct MemoryFootprint {
 };
 
 MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
+                                 const TrafficConstants& traffic, const TrainingPlan& plan = {}, long long gpus = 1);
+
+// Any architecture: its parameter count, and the activations it stores (Korthikanti's accounting,
+// attention as a fused kernel that stores no s x s tensors, i.e. the selective figure, or the layer
+// inputs with recompute). A seed-shaped architecture gives the function above exactly.
+MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per_microbatch, const GpuSpec& gpu,
                                  const TrafficConstants& traffic, const TrainingPlan& plan = {}, long long gpus = 1);
 
 } // namespace memwall::model

@@ -1,5 +1,6 @@
 #include "phase_plan.hpp"
 
+#include "model/architecture_cost.hpp"
 #include "model/layer_cost.hpp"
 #include "model/step_closed_form.hpp"
 
@@ -31,9 +32,14 @@ PhaseCost memory_phase(PhaseKind kind, double bytes, const Roofline& r) {
 
 } // namespace
 
+double scenario_params(const Scenario& s) {
+  const model::ArchitectureSpec arch = architecture_of(s);
+  return model::is_seed_shaped(arch) ? model::total_params(s.shape) : model::count_params(arch).total;
+}
+
 StepWork plan_step_work(const Scenario& s) {
-  const model::LayerCost layer =
-      model::layer_step(s.shape.hidden, s.tokens_per_microbatch, s.gpu, s.traffic, s.shape.seq_len);
+  const model::ArchitectureSpec arch = architecture_of(s);
+  const model::LayerCost layer = model::architecture_layer_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic);
   const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
   const Roofline balance{model::machine_balance_flops_per_byte(s.gpu),
                          model::gemm_efficiency_at(s.gpu, gemm_size),
@@ -49,15 +55,20 @@ StepWork plan_step_work(const Scenario& s) {
                           layer.weight_bytes * bwd_share, balance);
   w.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, layer.activation_bytes * fwd, balance);
   w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd_share, balance);
-  const double params = model::total_params(s.shape);
+  const double params = scenario_params(s);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;
   w.optimizer = memory_phase(PhaseKind::Optimizer,
                              model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
   w.gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * params;
-  w.layer_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * model::params_per_layer(s.shape.hidden);
-  w.embedding_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * model::embedding_params(s.shape);
+  // A layer's share: the average layer (an MoE model's dense and MoE layers alike).
+  const double embedding = model::is_seed_shaped(arch) ? model::embedding_params(s.shape)
+                                                       : model::count_params(arch).embedding;
+  const double layer_params = model::is_seed_shaped(arch) ? model::params_per_layer(s.shape.hidden)
+                                                            : (params - embedding) / double(s.shape.layers);
+  w.layer_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * layer_params;
+  w.embedding_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * embedding;
   return w;
 }
 

@@ -32,4 +32,7 @@ struct StepWork {
 
 StepWork plan_step_work(const Scenario& scenario);
 
+// Parameters of the scenario's model (the seed's 12 d^2 L + 2 V d for the seed's layer).
+double scenario_params(const Scenario& scenario);
+
 } // namespace memwall::sim

@@ -2,7 +2,9 @@
 // Loading is pure parsing and validation (no SimGrid), so `memwall validate` and tests stay fast.
 #pragma once
 
+#include "model/architecture.hpp"
 #include "model/gpu_catalog.hpp"
+#include "model/model_catalog.hpp"
 #include "model/memory_footprint.hpp"
 #include "model/traffic.hpp"
 #include "model/training_plan.hpp"
@@ -17,8 +19,8 @@ namespace memwall::sim {
 
 // Input limits (README, "Input limits"): beyond them a run would exhaust memory or never end.
 inline constexpr long long kMaxGpus = 131072;
-inline constexpr long long kMaxLayers = 10000;
-inline constexpr long long kMaxHidden = 1000000;
+inline constexpr long long kMaxLayers = model::kMaxLayers;
+inline constexpr long long kMaxHidden = model::kMaxHidden;
 inline constexpr long long kMaxTokens = 1000000000;
 inline constexpr long long kMaxMicrobatches = 100000;
 inline constexpr long long kMaxSteps = 10000;
@@ -30,7 +32,8 @@ struct Scenario {
   std::string file;
   std::string yaml_text; // the scenario as given
   model::GpuSpec gpu;
-  model::TransformerShape shape;
+  model::TransformerShape shape;   // hidden, layers, seq_len, vocab (the seed's keys), as in arch
+  model::ArchitectureSpec arch;    // the whole description; the seed's layer unless the scenario says more
   model::TrafficConstants traffic;
   double tokens_per_microbatch = 0;
   long long microbatches = 1;
@@ -73,5 +76,15 @@ void check_memory(const Scenario& scenario, bool allow_oom);
 
 // A file, or every *.yaml / *.yml file of a directory in name order.
 std::vector<std::string> scenario_files(const std::string& path);
+
+// The scenario's model: `arch` as the loader set it, or the seed's layer of `shape` where code built
+// or changed the shape alone (unit tests, benchmarks).
+inline model::ArchitectureSpec architecture_of(const Scenario& s) {
+  const model::ArchitectureSpec& a = s.arch;
+  if (a.hidden == s.shape.hidden && a.layers == s.shape.layers && a.seq_len == s.shape.seq_len &&
+      a.vocab == s.shape.vocab)
+    return a;
+  return model::seed_architecture(s.shape.hidden, s.shape.layers, s.shape.seq_len, s.shape.vocab);
+}
 
 } // namespace memwall::sim

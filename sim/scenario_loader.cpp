@@ -2,6 +2,7 @@
 
 #include "collectives/choice.hpp"
 #include "model/input_error.hpp"
+#include "model/model_catalog.hpp"
 #include "model/seed_tables.hpp"
 #include "topologies/fabric_loader.hpp"
 
@@ -36,8 +37,21 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
   return model::parse_gpu(node, base);
 }
 
-model::TransformerShape parse_model(const InputNode& node) {
-  node.check_keys({"hidden", "layers", "seq_len", "vocab"});
+// The seed's keys alone give the seed's layer; `like:` starts from a catalog model, and any other
+// architecture key (heads, ffn, moe, ...) describes a model from the seed's keys up.
+model::ArchitectureSpec parse_model(const InputNode& node) {
+  node.check_keys({"like", "hidden", "layers", "seq_len", "vocab", "heads", "kv_heads", "ffn", "ffn_hidden",
+                   "tied_embeddings", "lm_head", "causal", "bias", "norm", "position", "max_positions", "moe"});
+  if (auto like = node.optional_child("like")) {
+    const std::string name = like->as_string();
+    const model::ArchitectureSpec* base = model::ModelCatalog::builtin().find(name);
+    if (!base)
+      like->fail("unknown model '" + name + "' (known: " + model::ModelCatalog::builtin().names() +
+                 "; see memwall models)");
+    model::ArchitectureSpec m = model::parse_architecture(node, base);
+    m.name = name;
+    return m;
+  }
   model::TransformerShape s;
   s.hidden = node.child("hidden").as_count(kMaxHidden, "hidden size");
   s.layers = node.child("layers").as_count(kMaxLayers, "layers");
@@ -45,7 +59,17 @@ model::TransformerShape parse_model(const InputNode& node) {
     s.seq_len = c->as_non_negative_integer() > 0 ? c->as_count(kMaxTokens, "tokens") : 0;
   if (auto c = node.optional_child("vocab"))
     s.vocab = c->as_non_negative_integer() > 0 ? c->as_count(kMaxTokens, "vocabulary entries") : 0;
-  return s;
+  model::ArchitectureSpec seed = model::seed_architecture(s.hidden, s.layers, s.seq_len, s.vocab);
+  for (const char* key : {"heads", "kv_heads", "ffn", "ffn_hidden", "tied_embeddings", "lm_head", "causal", "bias",
+                          "norm", "position", "max_positions", "moe"})
+    if (node.has(key)) {
+      model::ArchitectureSpec m = model::parse_architecture(node, &seed);
+      m.name = "custom";
+      // The seed's two embedding tables stay unless the scenario says how they are tied.
+      m.seed_embeddings = !node.has("tied_embeddings") && !node.has("position");
+      return m;
+    }
+  return seed;
 }
 
 model::TrafficConstants parse_traffic(const InputNode& node) {
@@ -140,7 +164,7 @@ std::vector<double> gpu_speed_factors(const Scenario& s) {
 }
 
 model::MemoryFootprint scenario_footprint(const Scenario& s) {
-  return model::memory_footprint(s.shape, s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus);
+  return model::memory_footprint(architecture_of(s), s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus);
 }
 
 void check_memory(const Scenario& s, bool allow_oom) {
@@ -160,7 +184,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   s.name =
       root.has("name") ? root.child("name").as_string() : std::filesystem::path(root.file()).stem().string();
   s.gpu = parse_gpu_ref(root.child("gpu"), catalog);
-  s.shape = parse_model(root.child("model"));
+  s.arch = parse_model(root.child("model"));
+  s.shape = {s.arch.hidden, s.arch.layers, s.arch.seq_len, s.arch.vocab};
   const InputNode batch = root.child("batch");
   batch.check_keys({"tokens_per_microbatch", "microbatches"});
   s.tokens_per_microbatch = double(batch.child("tokens_per_microbatch").as_count(kMaxTokens, "tokens"));

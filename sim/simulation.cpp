@@ -55,7 +55,7 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   for (double* field : {&m.t_compute_s, &m.t_allreduce_s, &m.t_optimizer_s, &m.flops, &m.hbm_bytes,
                         &m.e_arith_j, &m.e_hbm_j, &m.e_network_j})
     *field /= gpus * steps;
-  m.params = model::total_params(s.shape);
+  m.params = scenario_params(s);
   m.tokens_per_gpu = s.tokens_per_microbatch * double(s.microbatches);
   m.step_time_s = makespan_s / steps;
   // What the all-reduce adds to the step, synchronisation waits included (its exposed time). With

@@ -1,4 +1,6 @@
 // The phase split: four phases of a layer add up to the seed's layer_step (FLOPs, bytes, time).
+#include "model/gpu_catalog.hpp"
+#include "model/input_node.hpp"
 #include "model/layer_cost.hpp"
 #include "sim/phase_plan.hpp"
 #include "test_support.hpp"
@@ -60,4 +62,33 @@ TEST_CASE("attention FLOPs run at the attention efficiency, the rest at the curv
   CHECK(w.fwd_gemm.roofline_flops + w.bwd_gemm.roofline_flops ==
         rel(weight_flops / gemm_eff + attention_flops / 0.25, 1e-9));
   CHECK(w.fwd_gemm.flops + w.bwd_gemm.flops == rel(weight_flops + attention_flops));
+}
+
+TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, derived here") {
+  // Llama-3 8B (d 4096, L 32, 32 heads, 8 KV heads, SwiGLU f 14336, V 128256, untied) at s = 8192:
+  // per token, 6 FLOPs per weight of every GEMM (layers and LM head) + causal attention 3 x 2 s d.
+  const auto root = model::InputNode::load_string(
+      "name: l8\ngpu: A100-80GB\nmodel: {like: llama3-8b}\nbatch: {tokens_per_microbatch: 8192}\n"
+      "cluster: {gpus: 8, fabric: {kind: star, bandwidth: 25GB/s}}\nallow_oom: true\n",
+      "l8.yaml");
+  const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
+  const double d = 4096, L = 32, kv = 1024, f = 14336, V = 128256, seq = 8192, T = 8192;
+  const double layer_weights = 2 * d * d + 2 * d * kv + 3 * d * f;
+  const double per_token = 6 * (L * layer_weights + V * d) + 3 * L * 2 * seq * d;
+  const sim::StepWork w = sim::plan_step_work(s);
+  CHECK(L * (w.fwd_gemm.flops + w.bwd_gemm.flops) == rel(per_token * T, 1e-12));
+  CHECK(w.fwd_gemm.flops == rel((w.fwd_gemm.flops + w.bwd_gemm.flops) / 3.0, 1e-12));
+  // Parameters: layers with two RMSNorms each, untied embedding and head, final norm; bf16 gradients.
+  const double params = L * (layer_weights + 2 * d) + 2 * V * d + d;
+  CHECK(sim::scenario_params(s) == rel(params, 1e-12));
+  CHECK(w.gradient_bytes == rel(2.0 * params, 1e-12));
+  CHECK(w.embedding_gradient_bytes == rel(2.0 * (2 * V * d + d), 1e-12));
+  // The seed's keys alone keep the seed's layer: 72 d^2 + 12 s d per token and layer, no LM head.
+  const auto seed_root = model::InputNode::load_string(
+      "name: seed\ngpu: A100-80GB\nmodel: {hidden: 4096, layers: 32, seq_len: 2048, vocab: 50000}\n"
+      "batch: {tokens_per_microbatch: 2048}\ncluster: {gpus: 8, fabric: {kind: star, bandwidth: 25GB/s}}\n",
+      "seed.yaml");
+  const sim::Scenario seed = sim::parse_scenario(seed_root, model::GpuCatalog::builtin());
+  const sim::StepWork sw = sim::plan_step_work(seed);
+  CHECK(sw.fwd_gemm.flops + sw.bwd_gemm.flops == rel((72.0 * d * d + 12.0 * 2048 * d) * 2048, 1e-12));
 }
