@@ -39,15 +39,7 @@ LayerCost architecture_layer_step(const ArchitectureSpec& m, double tokens, cons
   const double seed_stored = 34.0 * d; // the seed layer's bytes per token, Korthikanti selective
   c.activation_bytes = traffic.a_bytes_per_token_per_d * d * tokens * (stored / layers) / seed_stored +
                        (m.lm_head ? 6.0 * double(m.vocab) * tokens / layers : 0.0);
-  c.intensity_flops_per_byte = c.flops / (c.weight_bytes + c.activation_bytes);
-  c.t_gemm_s = std::max(c.flops / gpu.peak_flops_per_s, c.weight_bytes / gpu.hbm_bytes_per_s);
-  c.t_elementwise_s = c.activation_bytes / gpu.hbm_bytes_per_s;
-  c.t_s = c.t_gemm_s + c.t_elementwise_s;
-  c.e_arith_j = c.flops * gpu.e_flop_j_per_flop;
-  c.e_hbm_weights_j = c.weight_bytes * gpu.e_hbm_j_per_byte;
-  c.e_hbm_activations_j = c.activation_bytes * gpu.e_hbm_j_per_byte;
-  c.e_static_j = gpu.p_static_w * c.t_s;
-  c.e_total_j = c.e_arith_j + c.e_hbm_weights_j + c.e_hbm_activations_j + c.e_static_j;
+  complete_layer_cost(c, gpu);
   return c;
 }
 

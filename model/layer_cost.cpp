@@ -12,6 +12,18 @@ double usable_l2_elements(const GpuSpec& gpu, const TrafficConstants& traffic) {
   return traffic.l2_fraction * gpu.l2_bytes / 2.0;
 }
 
+void complete_layer_cost(LayerCost& c, const GpuSpec& gpu) {
+  c.intensity_flops_per_byte = c.flops / (c.weight_bytes + c.activation_bytes);
+  c.t_gemm_s = std::max(c.flops / gpu.peak_flops_per_s, c.weight_bytes / gpu.hbm_bytes_per_s);
+  c.t_elementwise_s = c.activation_bytes / gpu.hbm_bytes_per_s;
+  c.t_s = c.t_gemm_s + c.t_elementwise_s;
+  c.e_arith_j = c.flops * gpu.e_flop_j_per_flop;
+  c.e_hbm_weights_j = c.weight_bytes * gpu.e_hbm_j_per_byte;
+  c.e_hbm_activations_j = c.activation_bytes * gpu.e_hbm_j_per_byte;
+  c.e_static_j = gpu.p_static_w * c.t_s;
+  c.e_total_j = c.e_arith_j + c.e_hbm_weights_j + c.e_hbm_activations_j + c.e_static_j;
+}
+
 LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const TrafficConstants& traffic,
                      long long seq_len) {
   const double d = double(hidden);
@@ -26,15 +38,7 @@ LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const 
   const double z = usable_l2_elements(gpu, traffic);
   c.weight_bytes = params * (traffic.b_w_bytes_per_param + 6.0 * tokens / std::sqrt(z));
   c.activation_bytes = traffic.a_bytes_per_token_per_d * d * tokens;
-  c.intensity_flops_per_byte = c.flops / (c.weight_bytes + c.activation_bytes);
-  c.t_gemm_s = std::max(c.flops / gpu.peak_flops_per_s, c.weight_bytes / gpu.hbm_bytes_per_s);
-  c.t_elementwise_s = c.activation_bytes / gpu.hbm_bytes_per_s;
-  c.t_s = c.t_gemm_s + c.t_elementwise_s;
-  c.e_arith_j = c.flops * gpu.e_flop_j_per_flop;
-  c.e_hbm_weights_j = c.weight_bytes * gpu.e_hbm_j_per_byte;
-  c.e_hbm_activations_j = c.activation_bytes * gpu.e_hbm_j_per_byte;
-  c.e_static_j = gpu.p_static_w * c.t_s;
-  c.e_total_j = c.e_arith_j + c.e_hbm_weights_j + c.e_hbm_activations_j + c.e_static_j;
+  complete_layer_cost(c, gpu);
   return c;
 }
 

@@ -26,6 +26,10 @@ struct LayerCost {
 // Usable L2 in bf16 elements, Z = l2_frac * l2 / 2.
 double usable_l2_elements(const GpuSpec& gpu, const TrafficConstants& traffic);
 
+// Fills a cost's intensity, times and energies from its FLOPs and bytes (the seed's roofline: weights
+// stream while tensor cores run; element-wise traffic after).
+void complete_layer_cost(LayerCost& c, const GpuSpec& gpu);
+
 // seq_len <= 0 leaves out the attention term.
 LayerCost layer_step(long long hidden, double tokens, const GpuSpec& gpu, const TrafficConstants& traffic,
                      long long seq_len);
