@@ -40,6 +40,7 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
   if (is_seed_shaped(arch))
     return memory_footprint(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab},
                             tokens_per_microbatch, gpu, traffic, plan, gpus);
+  // `none` and `selective` store the same: a fused attention kernel keeps no s x s tensors either way.
   const Recompute recompute = plan.activation_recompute ? Recompute::Full : Recompute::Selective;
   return footprint_of(count_params(arch).total, stored_activation_bytes(arch, tokens_per_microbatch, recompute),
                       gpu, plan, gpus);

@@ -13,7 +13,8 @@ bool parse_sharding(const std::string& text, Sharding* out); // none | zero1 | z
 
 struct TrainingPlan {
   Sharding sharding = Sharding::Zero1;
-  bool activation_recompute = false; // keep only each layer's input, recompute the forward in backward
+  bool activation_recompute = false; // full: keep only each layer's input, recompute the forward in backward
+  bool selective_recompute = false;  // Korthikanti et al.: recompute the attention core in backward
   bool overlap_bucketed = false;     // PyTorch DDP: all-reduce gradient buckets during the last backward
   double bucket_bytes = 25e6;
 };

@@ -51,8 +51,10 @@ StepWork plan_step_work(const Scenario& s) {
   const double bwd_share = s.training.activation_recompute ? bwd + fwd : bwd;
   w.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, layer.flops * fwd, layer.attention_flops * fwd,
                           layer.weight_bytes * fwd, balance);
-  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd_share, layer.attention_flops * bwd_share,
-                          layer.weight_bytes * bwd_share, balance);
+  // Selective recompute runs the attention core's forward (a third of its FLOPs) again in backward.
+  const double core_again = s.training.selective_recompute && !s.training.activation_recompute ? fwd : 0.0;
+  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd_share + layer.attention_flops * core_again,
+                          layer.attention_flops * (bwd_share + core_again), layer.weight_bytes * bwd_share, balance);
   w.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, layer.activation_bytes * fwd, balance);
   w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd_share, balance);
   const double params = scenario_params(s);

@@ -132,8 +132,11 @@ model::TrainingPlan parse_training(const InputNode& node) {
   if (auto c = node.optional_child("sharding"))
     if (!model::parse_sharding(c->as_string(), &t.sharding))
       c->fail("expected none, zero1, zero2 or zero3, got '" + c->as_string() + "'");
-  if (auto c = node.optional_child("activation_recompute"))
-    t.activation_recompute = c->as_bool();
+  if (auto c = node.optional_child("activation_recompute")) { // none | selective | full (false / true)
+    const std::string r = c->as_one_of({"none", "selective", "full", "false", "true"});
+    t.activation_recompute = r == "full" || r == "true";
+    t.selective_recompute = r == "selective";
+  }
   if (auto c = node.optional_child("overlap"))
     t.overlap_bucketed = c->as_one_of({"none", "bucketed"}) == "bucketed";
   if (auto c = node.optional_child("bucket"))

@@ -120,6 +120,18 @@ TEST_CASE("activation recompute: the backward runs the forward again") {
         sim::run_isolated(plan(model::Sharding::Zero1))["footprint_bytes"].get<double>());
 }
 
+TEST_CASE("selective recompute adds exactly the attention core's forward FLOPs") {
+  // Per layer and token the core's forward is 4 s d FLOPs (full score matrix, the seed's convention).
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  const double none = sim::run_isolated(s)["flops"].get<double>();
+  s.training.selective_recompute = true;
+  const auto r = sim::run_isolated(s);
+  const double core_forward = 4.0 * double(s.shape.seq_len) * kHidden * s.tokens_per_microbatch * kLayers;
+  CHECK(r["flops"].get<double>() - none == rel(core_forward, 1e-9));
+  CHECK(r["footprint_bytes"].get<double>() ==
+        sim::run_isolated(plan(model::Sharding::Zero1))["footprint_bytes"].get<double>());
+}
+
 TEST_CASE("one GPU at half speed: a synchronous step waits for its compute and optimizer") {
   sim::Scenario s = plan(model::Sharding::Zero1);
   const auto base = sim::run_isolated(s);
