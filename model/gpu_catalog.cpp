@@ -11,7 +11,7 @@ namespace memwall::model {
 GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
                    "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency",
-                   "attention_efficiency", "hbm_efficiency", "source"});
+                   "attention_efficiency", "hbm_efficiency", "peak_fp8", "fp8_gemm_efficiency", "source"});
   GpuSpec g = base ? *base : GpuSpec{};
   if (base)
     g.source = "based on " + base->name;
@@ -27,6 +27,8 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
     node.fail("missing required key 'name'");
   g.display_name = node.has("display_name") ? node.child("display_name").as_string() : g.name;
   read("peak", Dimension::FlopRate, g.peak_flops_per_s);
+  if (auto c = node.optional_child("peak_fp8"))
+    g.peak_fp8_flops_per_s = c->as_positive_quantity(Dimension::FlopRate);
   read("hbm_bandwidth", Dimension::Bandwidth, g.hbm_bytes_per_s);
   read("l2", Dimension::Bytes, g.l2_bytes);
   read("hbm_capacity", Dimension::Bytes, g.hbm_capacity_bytes);

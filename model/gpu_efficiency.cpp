@@ -64,6 +64,8 @@ void parse_efficiencies(const InputNode& node, GpuSpec& gpu) {
     gpu.attention_efficiency = c->as_fraction();
   if (auto c = node.optional_child("hbm_efficiency"))
     gpu.hbm_efficiency = c->as_fraction();
+  if (auto c = node.optional_child("fp8_gemm_efficiency"))
+    gpu.fp8_gemm_efficiency = c->as_fraction();
 }
 
 } // namespace memwall::model

@@ -12,6 +12,7 @@ struct GpuSpec {
   std::string name;            // catalog key used in scenarios, e.g. "A100-80GB"
   std::string display_name;    // as the seed prints it, e.g. "B200 (approx.)"
   double peak_flops_per_s = 0; // dense BF16 tensor-core peak
+  double peak_fp8_flops_per_s = 0; // dense FP8 tensor-core peak; 0: no FP8 tensor cores
   double hbm_bytes_per_s = 0;  // HBM bandwidth
   double l2_bytes = 0;         // on-chip L2 capacity (for the re-blocking term)
   double hbm_capacity_bytes = 0;
@@ -26,6 +27,7 @@ struct GpuSpec {
   std::vector<EfficiencyPoint> gemm_efficiency_curve; // by GEMM size; when set, it replaces the constant
   double attention_efficiency = 0;                    // attention FLOPs' fraction of peak; 0: as the GEMMs
   double hbm_efficiency = 1; // achieved fraction of HBM bandwidth (1: the seed's ideal)
+  double fp8_gemm_efficiency = 0; // FP8 GEMMs' achieved fraction of the FP8 peak; 0: as the BF16 GEMMs
   std::string source;        // where the figures come from
 };
 

@@ -15,7 +15,8 @@ MemoryFootprint footprint_of(double params, double activation_bytes, const GpuSp
   const double optimizer = kAdamStateBytesPerParam - kWeights - kGradients; // fp32 master + m + v
   MemoryFootprint f;
   const bool shard_optimizer = plan.sharding != Sharding::None;
-  f.weight_bytes = kWeights * params / (plan.sharding == Sharding::Zero3 ? n : 1.0);
+  const double weight_copies = kWeights + (plan.fp8 ? 2.0 : 0.0); // FP8 weight and its transpose
+  f.weight_bytes = weight_copies * params / (plan.sharding == Sharding::Zero3 ? n : 1.0);
   f.gradient_bytes =
       kGradients * params / (plan.sharding == Sharding::Zero2 || plan.sharding == Sharding::Zero3 ? n : 1.0);
   f.optimizer_bytes = optimizer * params / (shard_optimizer ? n : 1.0);

@@ -15,6 +15,10 @@ struct TrainingPlan {
   Sharding sharding = Sharding::Zero1;
   bool activation_recompute = false; // full: keep only each layer's input, recompute the forward in backward
   bool selective_recompute = false;  // Korthikanti et al.: recompute the attention core in backward
+  // FP8 training as Transformer Engine does it: the linear layers' GEMMs at the FP8 tensor rate;
+  // attention, element-wise work, master weights, gradients and optimizer state as in BF16; each
+  // weight also kept as FP8 and as its FP8 transpose (+2 bytes per parameter, sharded as weights).
+  bool fp8 = false;
   bool overlap_bucketed = false;     // PyTorch DDP: all-reduce gradient buckets during the last backward
   double bucket_bytes = 25e6;
 };

@@ -14,7 +14,7 @@ namespace {
 // GEMM size, attention FLOPs at the attention efficiency, bytes at hbm_efficiency x bandwidth.
 struct Roofline {
   double balance;              // FLOP per HBM byte at peak
-  double gemm_efficiency;      // (0, 1]
+  double gemm_efficiency;      // (0, 1]; with FP8, of the BF16 peak: FP8 rate x FP8 efficiency / BF16 peak
   double attention_efficiency; // (0, 1]
   double hbm_efficiency;       // (0, 1]
 };
@@ -41,8 +41,13 @@ StepWork plan_step_work(const Scenario& s) {
   const model::ArchitectureSpec arch = architecture_of(s);
   const model::LayerCost layer = model::architecture_layer_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic);
   const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
-  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu),
-                         model::gemm_efficiency_at(s.gpu, gemm_size),
+  // FP8: the weight GEMMs run at the FP8 rate and its own efficiency (default: the BF16 curve's).
+  const double bf16_gemm = model::gemm_efficiency_at(s.gpu, gemm_size);
+  const double linear_rate =
+      s.training.fp8 ? (s.gpu.fp8_gemm_efficiency > 0 ? s.gpu.fp8_gemm_efficiency : bf16_gemm) *
+                           s.gpu.peak_fp8_flops_per_s / s.gpu.peak_flops_per_s
+                     : bf16_gemm;
+  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), linear_rate,
                          model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency};
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;

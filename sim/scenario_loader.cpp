@@ -127,7 +127,7 @@ std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node,
 }
 
 model::TrainingPlan parse_training(const InputNode& node) {
-  node.check_keys({"sharding", "activation_recompute", "overlap", "bucket"});
+  node.check_keys({"sharding", "activation_recompute", "overlap", "bucket", "precision"});
   model::TrainingPlan t;
   if (auto c = node.optional_child("sharding"))
     if (!model::parse_sharding(c->as_string(), &t.sharding))
@@ -137,6 +137,8 @@ model::TrainingPlan parse_training(const InputNode& node) {
     t.activation_recompute = r == "full" || r == "true";
     t.selective_recompute = r == "selective";
   }
+  if (auto c = node.optional_child("precision"))
+    t.fp8 = c->as_one_of({"bf16", "fp8"}) == "fp8";
   if (auto c = node.optional_child("overlap"))
     t.overlap_bucketed = c->as_one_of({"none", "bucketed"}) == "bucketed";
   if (auto c = node.optional_child("bucket"))
@@ -244,8 +246,12 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
     s.traffic = parse_traffic(*c);
   if (auto c = root.optional_child("steps"))
     s.steps = c->as_count(kMaxSteps, "steps");
-  if (auto c = root.optional_child("training"))
+  if (auto c = root.optional_child("training")) {
     s.training = parse_training(*c);
+    if (s.training.fp8 && s.gpu.peak_fp8_flops_per_s <= 0)
+      c->child("precision").fail(s.gpu.name + " has no FP8 tensor rate (the catalog's peak_fp8); precision: bf16 "
+                                 "or a GPU with FP8 (memwall gpus)");
+  }
   if (auto c = root.optional_child("allow_oom"))
     s.allow_oom = c->as_bool();
   if (auto c = root.optional_child("measured")) {

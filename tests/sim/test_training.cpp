@@ -132,6 +132,26 @@ TEST_CASE("selective recompute adds exactly the attention core's forward FLOPs")
         sim::run_isolated(plan(model::Sharding::Zero1))["footprint_bytes"].get<double>());
 }
 
+TEST_CASE("FP8: the weight GEMMs at the FP8 rate, attention and element-wise work as in BF16") {
+  // H100-SXM: 989 TFLOP/s BF16, 1979 FP8 (data sheet). d = 4096, T = 4096: compute-bound GEMMs, so
+  // FP8 saves the weight GEMMs' 72 d^2 T FLOPs per layer the difference of the two rates.
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  s.gpu = gpu("H100-SXM");
+  s.shape = {4096, 2, 2048, 1000};
+  const double d = 4096, t = s.tokens_per_microbatch, layers = 2;
+  REQUIRE(model::layer_step(4096, t, s.gpu, {}, 2048).t_gemm_s ==
+          rel(model::layer_step(4096, t, s.gpu, {}, 2048).flops / 989e12, 1e-12));
+  const auto bf16 = sim::run_isolated(s);
+  s.training.fp8 = true;
+  const auto fp8 = sim::run_isolated(s);
+  const double saved = 72.0 * d * d * t * layers * (1.0 / 989e12 - 1.0 / 1979e12);
+  CHECK(bf16["t_compute_s"].get<double>() - fp8["t_compute_s"].get<double>() == rel(saved, 1e-6));
+  CHECK(fp8["flops"].get<double>() == bf16["flops"].get<double>());
+  // Memory: an FP8 copy of every weight and of its transpose, 2 bytes per parameter more.
+  CHECK(fp8["footprint_bytes"].get<double>() - bf16["footprint_bytes"].get<double>() ==
+        rel(2.0 * params(s), 1e-12));
+}
+
 TEST_CASE("one GPU at half speed: a synchronous step waits for its compute and optimizer") {
   sim::Scenario s = plan(model::Sharding::Zero1);
   const auto base = sim::run_isolated(s);
