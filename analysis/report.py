@@ -107,6 +107,7 @@ def main():
     table5(t)
     breakdown(t)
     out_dir = a.out_dir or os.path.dirname(os.path.abspath(a.trace))
+    os.makedirs(out_dir, exist_ok=True)  # --out-dir may name a folder that does not exist yet
     stem = os.path.splitext(os.path.basename(a.trace))[0]
     energy = os.path.join(out_dir, f"{stem}-energy.png")
     gantt = os.path.join(out_dir, f"{stem}-gantt.png")

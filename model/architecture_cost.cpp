@@ -11,34 +11,38 @@ bool is_seed_shaped(const ArchitectureSpec& m) {
          m.norm == NormKind::None && m.position == PositionKind::None;
 }
 
-LayerCost architecture_layer_step(const ArchitectureSpec& m, double tokens, const GpuSpec& gpu,
+LayerCost architecture_layer_step(const ArchitectureSpec& m, long long layer, double tokens, const GpuSpec& gpu,
                                   const TrafficConstants& traffic) {
   if (is_seed_shaped(m))
     return layer_step(m.hidden, tokens, gpu, traffic, m.seq_len);
-  const double layers = double(m.layers), d = double(m.hidden);
-  double linear = 0, core = 0, stored = 0;
-  for (long long l = 0; l < m.layers; ++l) {
-    const LayerFlops f = layer_forward_flops(m, l);
-    linear += f.linear();
-    core += f.attention_core;
-    stored += activation_bytes_per_layer(m, l, 1.0, Recompute::Selective);
-  }
+  const double d = double(m.hidden);
+  const LayerFlops f = layer_forward_flops(m, layer);
   const ParamCounts p = count_params(m);
-  const double moe_layers = double(moe_layer_count(m));
-  const double layer_params = (p.total - p.embedding) / layers;
-  const double layer_active = layer_params - moe_layers * (p.moe_ffn - p.moe_ffn_active) / layers;
-  const double head = lm_head_forward_flops(m);
-  const double head_params = m.lm_head ? double(m.vocab) * d : 0.0;
+  const bool moe = is_moe_layer(m, layer);
+  const double ffn = moe ? p.moe_ffn : p.dense_ffn, ffn_active = moe ? p.moe_ffn_active : p.dense_ffn;
+  const double params = p.attention + p.norms_per_layer + ffn;
+  const double active = p.attention + p.norms_per_layer + ffn_active;
 
   LayerCost c;
-  c.attention_flops = 3.0 * core / layers * tokens;
-  c.flops = 3.0 * (linear + head) / layers * tokens + c.attention_flops;
+  c.attention_flops = 3.0 * f.attention_core * tokens;
+  c.flops = 3.0 * f.linear() * tokens + c.attention_flops;
   const double reblock = 6.0 * tokens / std::sqrt(usable_l2_elements(gpu, traffic));
-  c.weight_bytes = (layer_params + head_params / layers) * traffic.b_w_bytes_per_param +
-                   (layer_active + head_params / layers) * reblock;
+  c.weight_bytes = params * traffic.b_w_bytes_per_param + active * reblock;
   const double seed_stored = 34.0 * d; // the seed layer's bytes per token, Korthikanti selective
-  c.activation_bytes = traffic.a_bytes_per_token_per_d * d * tokens * (stored / layers) / seed_stored +
-                       (m.lm_head ? 6.0 * double(m.vocab) * tokens / layers : 0.0);
+  c.activation_bytes = traffic.a_bytes_per_token_per_d * d * tokens *
+                       activation_bytes_per_layer(m, layer, 1.0, Recompute::Selective) / seed_stored;
+  complete_layer_cost(c, gpu);
+  return c;
+}
+
+LayerCost lm_head_step(const ArchitectureSpec& m, double tokens, const GpuSpec& gpu, const TrafficConstants& traffic) {
+  LayerCost c;
+  if (!m.lm_head || is_seed_shaped(m))
+    return c;
+  const double head_params = double(m.vocab) * double(m.hidden);
+  c.flops = 3.0 * lm_head_forward_flops(m) * tokens;
+  c.weight_bytes = head_params * (traffic.b_w_bytes_per_param + 6.0 * tokens / std::sqrt(usable_l2_elements(gpu, traffic)));
+  c.activation_bytes = 6.0 * double(m.vocab) * tokens;
   complete_layer_cost(c, gpu);
   return c;
 }

@@ -26,13 +26,27 @@ void GpuActor::run_phase_part(const PhaseContext& where, const PhaseCost& phase,
   run_phase(where, part);
 }
 
+// The LM head and loss run after the last layer (traced as layer L); their parameters travel with
+// the embeddings' (layer 0's share).
+void GpuActor::run_head_forward(long long step, long long mb) const {
+  run_phase({step, mb, scenario_.shape.layers}, work_.head.fwd_gemm);
+  run_phase({step, mb, scenario_.shape.layers}, work_.head.fwd_elementwise);
+}
+
+void GpuActor::run_head_backward(long long step, long long mb) const {
+  run_phase({step, mb, scenario_.shape.layers}, work_.head.bwd_elementwise);
+  run_phase({step, mb, scenario_.shape.layers}, work_.head.bwd_gemm);
+}
+
 void GpuActor::backward(long long step, long long mb, bool last_microbatch) const {
   const bool bucketed = stream_ && last_microbatch;
   double pending = 0; // gradient bytes not yet handed to the communication stream
+  run_head_backward(step, mb);
   for (long long layer = scenario_.shape.layers - 1; layer >= 0; --layer) {
+    const LayerWork& work = work_.layer(layer);
     if (!bucketed) {
-      run_phase({step, mb, layer}, work_.bwd_gemm);
-      run_phase({step, mb, layer}, work_.bwd_elementwise);
+      run_phase({step, mb, layer}, work.bwd_gemm);
+      run_phase({step, mb, layer}, work.bwd_elementwise);
       continue;
     }
     // DDP fills buckets tensor by tensor: a bucket that fills inside the layer is handed over when
@@ -45,16 +59,16 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
     for (size_t t = 0; t + 1 < model::kLayerTensorsInBackwardOrder.size(); ++t) {
       d2_ready += model::kLayerTensorsInBackwardOrder[t].d2;
       const double ready = d2_ready / kLayerD2;
-      const double bucket = (handed > 0 ? 0.0 : carried) + work_.layer_gradient_bytes * (ready - handed);
+      const double bucket = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (ready - handed);
       if (bucket >= scenario_.training.bucket_bytes) {
-        run_phase_part({step, mb, layer}, work_.bwd_gemm, handed, ready);
+        run_phase_part({step, mb, layer}, work.bwd_gemm, handed, ready);
         stream_->push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer);
         handed = ready;
       }
     }
-    run_phase_part({step, mb, layer}, work_.bwd_gemm, handed, 1.0);
-    run_phase({step, mb, layer}, work_.bwd_elementwise);
-    pending = (handed > 0 ? 0.0 : carried) + work_.layer_gradient_bytes * (1.0 - handed);
+    run_phase_part({step, mb, layer}, work.bwd_gemm, handed, 1.0);
+    run_phase({step, mb, layer}, work.bwd_elementwise);
+    pending = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (1.0 - handed);
     if (pending >= scenario_.training.bucket_bytes && layer > 0) { // layer 0's last tensor goes in the last bucket
       stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer);
       pending = 0;
@@ -72,7 +86,7 @@ void GpuActor::wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, 
 }
 
 double GpuActor::layer_fraction(long long layer) const {
-  const double layer_bytes = work_.layer_gradient_bytes + (layer == 0 ? work_.embedding_gradient_bytes : 0.0);
+  const double layer_bytes = work_.layer(layer).gradient_bytes + (layer == 0 ? work_.embedding_gradient_bytes : 0.0);
   return layer_bytes / work_.gradient_bytes;
 }
 
@@ -89,9 +103,11 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
     simgrid::s4u::SemaphorePtr ready = next;
     next = layer + 1 < layers ? gather(0, layer + 1) : gather(1, layers - 1);
     wait_for(ready, step, trace::TracePhase::AllGather);
-    run_phase({step, mb, layer}, work_.fwd_gemm);
-    run_phase({step, mb, layer}, work_.fwd_elementwise);
+    run_phase({step, mb, layer}, work_.layer(layer).fwd_gemm);
+    run_phase({step, mb, layer}, work_.layer(layer).fwd_elementwise);
   }
+  run_head_forward(step, mb);
+  run_head_backward(step, mb);
   // Backward: gather layer l - 1 again while layer l computes; reduce-scatter layer l's gradients
   // as soon as they exist. The optimizer waits for the last reduce-scatter.
   for (long long layer = layers - 1; layer >= 0; --layer) {
@@ -99,8 +115,8 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
     if (layer > 0)
       next = gather(1, layer - 1);
     wait_for(ready, step, trace::TracePhase::AllGather);
-    run_phase({step, mb, layer}, work_.bwd_gemm);
-    run_phase({step, mb, layer}, work_.bwd_elementwise);
+    run_phase({step, mb, layer}, work_.layer(layer).bwd_gemm);
+    run_phase({step, mb, layer}, work_.layer(layer).bwd_elementwise);
     gradients_done_ =
         stream_->push(CollectivePart::ReduceScatter, layer_fraction(layer), step, sequence(2, layer));
   }
@@ -132,9 +148,10 @@ void GpuActor::operator()() const {
       if (zero3) // gather the parameters for the forward
         allreduce_.run(rank_, step, CollectivePart::AllGather, 1.0, 2 * mb);
       for (long long layer = 0; layer < scenario_.shape.layers; ++layer) {
-        run_phase({step, mb, layer}, work_.fwd_gemm);
-        run_phase({step, mb, layer}, work_.fwd_elementwise);
+        run_phase({step, mb, layer}, work_.layer(layer).fwd_gemm);
+        run_phase({step, mb, layer}, work_.layer(layer).fwd_elementwise);
       }
+      run_head_forward(step, mb);
       if (zero3) // and again for the backward (they were freed after the forward)
         allreduce_.run(rank_, step, CollectivePart::AllGather, 1.0, 2 * mb + 1);
       backward(step, mb, mb == scenario_.microbatches - 1);

@@ -25,6 +25,8 @@ public:
 
 private:
   void run_phase(const PhaseContext& where, const PhaseCost& phase) const;
+  void run_head_forward(long long step, long long mb) const;
+  void run_head_backward(long long step, long long mb) const;
   // The share [from, to) of a phase's work (a layer's backward GEMM split at a bucket boundary).
   void run_phase_part(const PhaseContext& where, const PhaseCost& phase, double from, double to) const;
   void backward(long long step, long long mb, bool last_microbatch) const;

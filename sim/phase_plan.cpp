@@ -39,7 +39,6 @@ double scenario_params(const Scenario& s) {
 
 StepWork plan_step_work(const Scenario& s) {
   const model::ArchitectureSpec arch = architecture_of(s);
-  const model::LayerCost layer = model::architecture_layer_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic);
   const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
   // FP8: the weight GEMMs run at the FP8 rate and its own efficiency (default: the BF16 curve's).
   const double bf16_gemm = model::gemm_efficiency_at(s.gpu, gemm_size);
@@ -51,31 +50,52 @@ StepWork plan_step_work(const Scenario& s) {
                          model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency};
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
+  // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
+  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
+  // Split a layer's cost into its four phases. Activation recompute runs each layer's forward again
+  // inside its backward; selective recompute its attention core's forward (a third of its FLOPs).
+  auto phases = [&](const model::LayerCost& c, bool recomputed) {
+    const double bwd_share = recomputed && s.training.activation_recompute ? bwd + fwd : bwd;
+    const double core_again =
+        recomputed && s.training.selective_recompute && !s.training.activation_recompute ? fwd : 0.0;
+    LayerWork l;
+    l.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, c.flops * fwd, c.attention_flops * fwd, c.weight_bytes * fwd, balance);
+    l.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, c.flops * bwd_share + c.attention_flops * core_again,
+                            c.attention_flops * (bwd_share + core_again), c.weight_bytes * bwd_share, balance);
+    l.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, c.activation_bytes * fwd, balance);
+    l.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, c.activation_bytes * bwd_share, balance);
+    return l;
+  };
   StepWork w;
-  // Activation recompute runs each layer's forward again inside its backward.
-  const double bwd_share = s.training.activation_recompute ? bwd + fwd : bwd;
-  w.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, layer.flops * fwd, layer.attention_flops * fwd,
-                          layer.weight_bytes * fwd, balance);
-  // Selective recompute runs the attention core's forward (a third of its FLOPs) again in backward.
-  const double core_again = s.training.selective_recompute && !s.training.activation_recompute ? fwd : 0.0;
-  w.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, layer.flops * bwd_share + layer.attention_flops * core_again,
-                          layer.attention_flops * (bwd_share + core_again), layer.weight_bytes * bwd_share, balance);
-  w.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, layer.activation_bytes * fwd, balance);
-  w.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, layer.activation_bytes * bwd_share, balance);
+  const bool seed = model::is_seed_shaped(arch);
+  const model::ParamCounts counts = seed ? model::ParamCounts{} : model::count_params(arch);
+  // One kind for the seed's and a dense model's layers, two for an MoE model (dense, MoE).
+  w.kind_of.assign(static_cast<size_t>(s.shape.layers), 0);
+  long long first_moe = -1;
+  for (long long l = 0; l < s.shape.layers && !seed; ++l)
+    if (model::is_moe_layer(arch, l)) {
+      w.kind_of[size_t(l)] = 1;
+      first_moe = first_moe < 0 ? l : first_moe;
+    }
+  const long long first_dense = first_moe == 0 ? -1 : 0;
+  auto kind_work = [&](long long layer, bool moe) {
+    LayerWork l = phases(model::architecture_layer_step(arch, layer, s.tokens_per_microbatch, s.gpu, s.traffic), true);
+    const double layer_params = seed ? model::params_per_layer(s.shape.hidden)
+                                     : counts.attention + counts.norms_per_layer + (moe ? counts.moe_ffn : counts.dense_ffn);
+    l.gradient_bytes = bytes_per_param * layer_params;
+    return l;
+  };
+  w.kinds.push_back(first_dense >= 0 ? kind_work(0, false) : LayerWork{});
+  if (first_moe >= 0)
+    w.kinds.push_back(kind_work(first_moe, true));
+  w.head = phases(model::lm_head_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic), false);
   const double params = scenario_params(s);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;
   w.optimizer = memory_phase(PhaseKind::Optimizer,
                              model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
-  // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
-  w.gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * params;
-  // A layer's share: the average layer (an MoE model's dense and MoE layers alike).
-  const double embedding = model::is_seed_shaped(arch) ? model::embedding_params(s.shape)
-                                                       : model::count_params(arch).embedding;
-  const double layer_params = model::is_seed_shaped(arch) ? model::params_per_layer(s.shape.hidden)
-                                                            : (params - embedding) / double(s.shape.layers);
-  w.layer_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * layer_params;
-  w.embedding_gradient_bytes = s.traffic.b_ar_bytes_per_param / 2.0 * embedding;
+  w.gradient_bytes = bytes_per_param * params;
+  w.embedding_gradient_bytes = bytes_per_param * (seed ? model::embedding_params(s.shape) : counts.embedding);
   return w;
 }
 

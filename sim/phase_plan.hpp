@@ -8,6 +8,8 @@
 
 #include "scenario.hpp"
 
+#include <vector>
+
 namespace memwall::sim {
 
 enum class PhaseKind { FwdGemm, FwdElementwise, BwdGemm, BwdElementwise, AllReduce, Optimizer };
@@ -22,12 +24,20 @@ struct PhaseCost {
   double roofline_flops = 0;
 };
 
+// One layer's phases for one micro-batch, and its share of the gradient (b_ar/2 x its parameters).
+struct LayerWork {
+  PhaseCost fwd_gemm, fwd_elementwise, bwd_gemm, bwd_elementwise;
+  double gradient_bytes = 0;
+};
+
 struct StepWork {
-  PhaseCost fwd_gemm, fwd_elementwise, bwd_gemm, bwd_elementwise; // one layer, one micro-batch
-  PhaseCost optimizer;                                             // once per step, sharded over N
-  double gradient_bytes = 0;            // all-reduced per step (b_ar/2 x P)
-  double layer_gradient_bytes = 0;      // one layer's share (b_ar/2 x 12 d^2)
-  double embedding_gradient_bytes = 0;  // the embeddings' share (b_ar/2 x 2 V d), ready last
+  std::vector<LayerWork> kinds;            // the distinct layers (the seed's: one; an MoE model: dense, MoE)
+  std::vector<unsigned char> kind_of;      // per layer, an index into kinds
+  LayerWork head;                          // the LM head and loss, after the last layer (no work without)
+  PhaseCost optimizer;                     // once per step, sharded over N
+  double gradient_bytes = 0;               // all-reduced per step (b_ar/2 x P)
+  double embedding_gradient_bytes = 0;     // embeddings (and an untied LM head), b_ar/2 x 2 V d for the seed
+  const LayerWork& layer(long long l) const { return kinds[kind_of[static_cast<size_t>(l)]]; }
 };
 
 StepWork plan_step_work(const Scenario& scenario);

@@ -20,14 +20,14 @@ TEST_CASE("fwd + bwd phases sum to layer_step, and fwd is one third") {
   s.gpus = 16;
   const sim::StepWork w = sim::plan_step_work(s);
   const model::LayerCost c = model::layer_step(2048, 1024, s.gpu, {}, 1024);
-  CHECK(w.fwd_gemm.flops + w.bwd_gemm.flops == rel(c.flops));
-  CHECK(w.fwd_gemm.flops == rel(c.flops / 3.0));
-  CHECK(w.fwd_gemm.hbm_bytes + w.bwd_gemm.hbm_bytes == rel(c.weight_bytes));
-  CHECK(w.fwd_elementwise.hbm_bytes + w.bwd_elementwise.hbm_bytes == rel(c.activation_bytes));
+  CHECK(w.layer(0).fwd_gemm.flops + w.layer(0).bwd_gemm.flops == rel(c.flops));
+  CHECK(w.layer(0).fwd_gemm.flops == rel(c.flops / 3.0));
+  CHECK(w.layer(0).fwd_gemm.hbm_bytes + w.layer(0).bwd_gemm.hbm_bytes == rel(c.weight_bytes));
+  CHECK(w.layer(0).fwd_elementwise.hbm_bytes + w.layer(0).bwd_elementwise.hbm_bytes == rel(c.activation_bytes));
   // At a host speed equal to peak, the roofline work takes the seed's times.
   const double peak = s.gpu.peak_flops_per_s;
-  CHECK((w.fwd_gemm.roofline_flops + w.bwd_gemm.roofline_flops) / peak == rel(c.t_gemm_s));
-  CHECK((w.fwd_elementwise.roofline_flops + w.bwd_elementwise.roofline_flops) / peak ==
+  CHECK((w.layer(0).fwd_gemm.roofline_flops + w.layer(0).bwd_gemm.roofline_flops) / peak == rel(c.t_gemm_s));
+  CHECK((w.layer(0).fwd_elementwise.roofline_flops + w.layer(0).bwd_elementwise.roofline_flops) / peak ==
         rel(c.t_elementwise_s));
   // Gradient: bf16, 2 B/param; optimizer b_opt P / N.
   const double p = 12.0 * 2048 * 2048 * 24 + 2.0 * 32000 * 2048;
@@ -41,9 +41,9 @@ TEST_CASE("memory-bound GEMM phase at T = 1 runs at HBM speed") {
   s.shape = {4096, 32, 2048, 50000};
   s.tokens_per_microbatch = 1;
   const sim::StepWork w = sim::plan_step_work(s);
-  CHECK(w.fwd_gemm.roofline_flops / s.gpu.peak_flops_per_s ==
-        rel(w.fwd_gemm.hbm_bytes / s.gpu.hbm_bytes_per_s));
-  CHECK(w.fwd_gemm.roofline_flops > w.fwd_gemm.flops);
+  CHECK(w.layer(0).fwd_gemm.roofline_flops / s.gpu.peak_flops_per_s ==
+        rel(w.layer(0).fwd_gemm.hbm_bytes / s.gpu.hbm_bytes_per_s));
+  CHECK(w.layer(0).fwd_gemm.roofline_flops > w.layer(0).fwd_gemm.flops);
 }
 
 TEST_CASE("attention FLOPs run at the attention efficiency, the rest at the curve's GEMM efficiency") {
@@ -59,9 +59,31 @@ TEST_CASE("attention FLOPs run at the attention efficiency, the rest at the curv
   const double d = 2048, t = 2048, seq = 4096;
   const double gemm_eff = 0.4 + 0.4 * std::log10(2.0 * t * d * d / 1e9) / 3.0;
   const double weight_flops = 72.0 * d * d * t, attention_flops = 12.0 * seq * d * t;
-  CHECK(w.fwd_gemm.roofline_flops + w.bwd_gemm.roofline_flops ==
+  CHECK(w.layer(0).fwd_gemm.roofline_flops + w.layer(0).bwd_gemm.roofline_flops ==
         rel(weight_flops / gemm_eff + attention_flops / 0.25, 1e-9));
-  CHECK(w.fwd_gemm.flops + w.bwd_gemm.flops == rel(weight_flops + attention_flops));
+  CHECK(w.layer(0).fwd_gemm.flops + w.layer(0).bwd_gemm.flops == rel(weight_flops + attention_flops));
+}
+
+TEST_CASE("an MoE model: dense and MoE layers each with their own work and gradient share") {
+  // DeepSeek-MoE 16B: layer 0 dense (SwiGLU f 10944), layers 1-27 MoE (64 routed experts of 1408,
+  // top-6, 2 shared; a token passes 8 experts). Forward linear FLOPs per token, derived here.
+  const auto root = model::InputNode::load_string(
+      "name: ds\ngpu: H100-SXM\nmodel: {like: deepseek-moe-16b}\nbatch: {tokens_per_microbatch: 4096}\n"
+      "cluster: {gpus: 8, fabric: {kind: star, bandwidth: 50GB/s}}\nallow_oom: true\n",
+      "ds.yaml");
+  const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
+  const sim::StepWork w = sim::plan_step_work(s);
+  const double d = 2048, T = 4096, seq = 4096, attention = 2 * 4 * d * d; // QKV + projection, 2 FLOPs each
+  const double core = 2 * seq * d;                                       // causal: half of 4 s d
+  const double dense = attention + 2 * 3 * d * 10944, moe = attention + 2 * 64 * d + 8 * 2 * 3 * d * 1408;
+  REQUIRE(w.kinds.size() == 2);
+  CHECK(&w.layer(0) != &w.layer(1));
+  CHECK(&w.layer(1) == &w.layer(27));
+  CHECK(w.layer(0).fwd_gemm.flops == rel((dense + core) * T, 1e-12));
+  CHECK(w.layer(1).fwd_gemm.flops == rel((moe + core) * T, 1e-12));
+  // Gradient shares: the dense layer's and the MoE layer's parameters (all 66 experts).
+  CHECK(w.layer(0).gradient_bytes == rel(2.0 * (4 * d * d + 3 * d * 10944 + 2 * d), 1e-12));
+  CHECK(w.layer(1).gradient_bytes == rel(2.0 * (4 * d * d + 64 * d + 66 * 3 * d * 1408 + 2 * d), 1e-12));
 }
 
 TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, derived here") {
@@ -76,13 +98,19 @@ TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, deriv
   const double layer_weights = 2 * d * d + 2 * d * kv + 3 * d * f;
   const double per_token = 6 * (L * layer_weights + V * d) + 3 * L * 2 * seq * d;
   const sim::StepWork w = sim::plan_step_work(s);
-  CHECK(L * (w.fwd_gemm.flops + w.bwd_gemm.flops) == rel(per_token * T, 1e-12));
-  CHECK(w.fwd_gemm.flops == rel((w.fwd_gemm.flops + w.bwd_gemm.flops) / 3.0, 1e-12));
+  const double layers_flops = L * (w.layer(0).fwd_gemm.flops + w.layer(0).bwd_gemm.flops);
+  const double head_flops = w.head.fwd_gemm.flops + w.head.bwd_gemm.flops;
+  CHECK(layers_flops + head_flops == rel(per_token * T, 1e-12));
+  CHECK(head_flops == rel(6 * V * d * T, 1e-12)); // the LM head, its own phases after the last layer
+  CHECK(w.layer(0).fwd_gemm.flops == rel((w.layer(0).fwd_gemm.flops + w.layer(0).bwd_gemm.flops) / 3.0, 1e-12));
+  // Its loss: logits written and read, their gradient written: 6 bytes per logit.
+  CHECK(w.head.fwd_elementwise.hbm_bytes + w.head.bwd_elementwise.hbm_bytes == rel(6 * V * T, 1e-12));
   // Parameters: layers with two RMSNorms each, untied embedding and head, final norm; bf16 gradients.
   const double params = L * (layer_weights + 2 * d) + 2 * V * d + d;
   CHECK(sim::scenario_params(s) == rel(params, 1e-12));
   CHECK(w.gradient_bytes == rel(2.0 * params, 1e-12));
   CHECK(w.embedding_gradient_bytes == rel(2.0 * (2 * V * d + d), 1e-12));
+  CHECK(w.layer(0).gradient_bytes == rel(2.0 * (layer_weights + 2 * d), 1e-12));
   // The seed's keys alone keep the seed's layer: 72 d^2 + 12 s d per token and layer, no LM head.
   const auto seed_root = model::InputNode::load_string(
       "name: seed\ngpu: A100-80GB\nmodel: {hidden: 4096, layers: 32, seq_len: 2048, vocab: 50000}\n"
@@ -90,5 +118,6 @@ TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, deriv
       "seed.yaml");
   const sim::Scenario seed = sim::parse_scenario(seed_root, model::GpuCatalog::builtin());
   const sim::StepWork sw = sim::plan_step_work(seed);
-  CHECK(sw.fwd_gemm.flops + sw.bwd_gemm.flops == rel((72.0 * d * d + 12.0 * 2048 * d) * 2048, 1e-12));
+  CHECK(sw.layer(0).fwd_gemm.flops + sw.layer(0).bwd_gemm.flops == rel((72.0 * d * d + 12.0 * 2048 * d) * 2048, 1e-12));
+  CHECK(sw.head.fwd_gemm.roofline_flops + sw.head.bwd_gemm.roofline_flops == 0.0);
 }
