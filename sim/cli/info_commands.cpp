@@ -47,8 +47,8 @@ int gpus_command() {
   const auto& catalog = model::GpuCatalog::builtin();
   const model::TrafficConstants traffic;
   std::cout << "GPU catalog: " << model::GpuCatalog::default_path() << "\n";
-  std::cout << model::format("%-22s %9s %8s %7s %7s %7s %7s %6s %8s %8s %11s %10s %5s\n", "GPU", "peak TF/s",
-                             "HBM TB/s", "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k",
+  std::cout << model::format("%-22s %9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %11s %10s %5s\n", "GPU", "peak TF/s",
+                             "FP8 TF/s", "HBM TB/s", "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k",
                              "NVLink GB/s", "GEMM eff", "attn");
   for (const auto& g : catalog.gpus()) {
     const double t_min = model::t_min_tokens(4096, g, traffic);
@@ -59,8 +59,10 @@ int gpus_command() {
                                                  g.gemm_efficiency_curve.back().efficiency);
     const std::string attention =
         g.attention_efficiency > 0 ? model::format("%.2f", g.attention_efficiency) : std::string("=GEMM");
-    std::cout << model::format("%-22s %9.0f %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f %10s %5s\n",
-                               g.name.c_str(), g.peak_flops_per_s / 1e12, g.hbm_bytes_per_s / 1e12,
+    const std::string fp8 =
+        g.peak_fp8_flops_per_s > 0 ? model::format("%.0f", g.peak_fp8_flops_per_s / 1e12) : std::string("-");
+    std::cout << model::format("%-22s %9.0f %8s %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f %10s %5s\n",
+                               g.name.c_str(), g.peak_flops_per_s / 1e12, fp8.c_str(), g.hbm_bytes_per_s / 1e12,
                                g.hbm_capacity_bytes / 1e9, g.l2_bytes / 1e6, g.tdp_w,
                                model::machine_balance_flops_per_byte(g),
                                model::energy_balance_flops_per_byte(g), model::d_min_hidden(g, traffic),
