@@ -42,6 +42,8 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
   const bool bucketed = stream_ && last_microbatch;
   double pending = 0; // gradient bytes not yet handed to the communication stream
   run_head_backward(step, mb);
+  if (bucketed) // an untied LM head's gradient opens the first bucket
+    pending = work_.head.gradient_bytes;
   for (long long layer = scenario_.shape.layers - 1; layer >= 0; --layer) {
     const LayerWork& work = work_.layer(layer);
     if (!bucketed) {
@@ -86,7 +88,10 @@ void GpuActor::wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, 
 }
 
 double GpuActor::layer_fraction(long long layer) const {
-  const double layer_bytes = work_.layer(layer).gradient_bytes + (layer == 0 ? work_.embedding_gradient_bytes : 0.0);
+  // FSDP units: a layer's parameters; layer 0's unit also holds the embeddings and the LM head.
+  const double layer_bytes =
+      work_.layer(layer).gradient_bytes +
+      (layer == 0 ? work_.embedding_gradient_bytes + work_.head.gradient_bytes : 0.0);
   return layer_bytes / work_.gradient_bytes;
 }
 

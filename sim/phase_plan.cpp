@@ -95,7 +95,12 @@ StepWork plan_step_work(const Scenario& s) {
   w.optimizer = memory_phase(PhaseKind::Optimizer,
                              model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
   w.gradient_bytes = bytes_per_param * params;
-  w.embedding_gradient_bytes = bytes_per_param * (seed ? model::embedding_params(s.shape) : counts.embedding);
+  // An untied LM head's gradient is complete first in the backward (DDP's first bucket); tied, or
+  // never computed, it is the embedding's and is complete last.
+  const double head_params = !seed && arch.lm_head && !arch.tied_embeddings ? double(arch.vocab) * double(arch.hidden) : 0.0;
+  w.head.gradient_bytes = bytes_per_param * head_params;
+  w.embedding_gradient_bytes =
+      bytes_per_param * (seed ? model::embedding_params(s.shape) : counts.embedding - head_params);
   return w;
 }
 

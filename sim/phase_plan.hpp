@@ -33,10 +33,11 @@ struct LayerWork {
 struct StepWork {
   std::vector<LayerWork> kinds;            // the distinct layers (the seed's: one; an MoE model: dense, MoE)
   std::vector<unsigned char> kind_of;      // per layer, an index into kinds
-  LayerWork head;                          // the LM head and loss, after the last layer (no work without)
+  LayerWork head;                          // the LM head and loss, after the last layer (no work without);
+                                           // its gradient share: an untied head's weights
   PhaseCost optimizer;                     // once per step, sharded over N
   double gradient_bytes = 0;               // all-reduced per step (b_ar/2 x P)
-  double embedding_gradient_bytes = 0;     // embeddings (and an untied LM head), b_ar/2 x 2 V d for the seed
+  double embedding_gradient_bytes = 0;     // embeddings (b_ar/2 x 2 V d for the seed), ready last
   const LayerWork& layer(long long l) const { return kinds[kind_of[static_cast<size_t>(l)]]; }
 };
 
