@@ -109,7 +109,8 @@ TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, deriv
   const double params = L * (layer_weights + 2 * d) + 2 * V * d + d;
   CHECK(sim::scenario_params(s) == rel(params, 1e-12));
   CHECK(w.gradient_bytes == rel(2.0 * params, 1e-12));
-  CHECK(w.embedding_gradient_bytes == rel(2.0 * (2 * V * d + d), 1e-12));
+  CHECK(w.embedding_gradient_bytes == rel(2.0 * (V * d + d), 1e-12)); // token embedding, final norm
+  CHECK(w.head.gradient_bytes == rel(2.0 * V * d, 1e-12));             // the untied head
   CHECK(w.layer(0).gradient_bytes == rel(2.0 * (layer_weights + 2 * d), 1e-12));
   // The seed's keys alone keep the seed's layer: 72 d^2 + 12 s d per token and layer, no LM head.
   const auto seed_root = model::InputNode::load_string(
