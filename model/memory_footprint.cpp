@@ -30,10 +30,9 @@ MemoryFootprint footprint_of(double params, double activation_bytes, const GpuSp
 
 MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
                                  const TrafficConstants& traffic, const TrainingPlan& plan, long long gpus) {
-  const double per_token_layer = plan.activation_recompute ? 2.0 : traffic.a_store_bytes_per_token_per_d;
-  return footprint_of(total_params(shape),
-                      per_token_layer * double(shape.hidden) * tokens_per_microbatch * double(shape.layers), gpu,
-                      plan, gpus);
+  const double recomputed = double(recomputed_layers(plan, shape.layers));
+  const double per_token = 2.0 * recomputed + traffic.a_store_bytes_per_token_per_d * (double(shape.layers) - recomputed);
+  return footprint_of(total_params(shape), per_token * double(shape.hidden) * tokens_per_microbatch, gpu, plan, gpus);
 }
 
 MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per_microbatch, const GpuSpec& gpu,
@@ -42,9 +41,11 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
     return memory_footprint(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab},
                             tokens_per_microbatch, gpu, traffic, plan, gpus);
   // `none` and `selective` store the same: a fused attention kernel keeps no s x s tensors either way.
-  const Recompute recompute = plan.activation_recompute ? Recompute::Full : Recompute::Selective;
-  return footprint_of(count_params(arch).total, stored_activation_bytes(arch, tokens_per_microbatch, recompute),
-                      gpu, plan, gpus);
+  double stored = 0;
+  for (long long l = 0; l < arch.layers; ++l)
+    stored += activation_bytes_per_layer(arch, l, tokens_per_microbatch,
+                                         layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective);
+  return footprint_of(count_params(arch).total, stored, gpu, plan, gpus);
 }
 
 std::string MemoryFootprint::describe() const {

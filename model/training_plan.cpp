@@ -1,5 +1,7 @@
 #include "training_plan.hpp"
 
+#include <algorithm>
+
 namespace memwall::model {
 
 const char* sharding_name(Sharding s) {
@@ -23,6 +25,17 @@ bool parse_sharding(const std::string& text, Sharding* out) {
       return true;
     }
   return false;
+}
+
+bool layer_recomputed(const TrainingPlan& plan, long long layer) {
+  return plan.activation_recompute && layer % std::max(1LL, plan.recompute_every) == 0;
+}
+
+long long recomputed_layers(const TrainingPlan& plan, long long layers) {
+  if (!plan.activation_recompute || layers <= 0)
+    return 0;
+  const long long every = std::max(1LL, plan.recompute_every);
+  return (layers + every - 1) / every;
 }
 
 } // namespace memwall::model

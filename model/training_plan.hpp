@@ -11,9 +11,17 @@ enum class Sharding { None, Zero1, Zero2, Zero3 };
 const char* sharding_name(Sharding s);
 bool parse_sharding(const std::string& text, Sharding* out); // none | zero1 | zero2 | zero3
 
+struct TrainingPlan;
+// Whether layer l keeps only its input and recomputes its forward (full recompute, every k-th layer).
+bool layer_recomputed(const TrainingPlan& plan, long long layer);
+// How many of `layers` layers do.
+long long recomputed_layers(const TrainingPlan& plan, long long layers);
+
 struct TrainingPlan {
   Sharding sharding = Sharding::Zero1;
   bool activation_recompute = false; // full: keep only each layer's input, recompute the forward in backward
+  long long recompute_every = 1;     // with full recompute: only layers l with l % every == 0 (torchtitan's
+                                     // "selective layer" checkpointing with ac_freq = every)
   bool selective_recompute = false;  // Korthikanti et al.: recompute the attention core in backward
   // FP8 training as Transformer Engine does it: the linear layers' GEMMs at the FP8 tensor rate;
   // attention, element-wise work, master weights, gradients and optimizer state as in BF16; each

@@ -5,6 +5,7 @@
 #include "model/step_closed_form.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace memwall::sim {
 
@@ -55,9 +56,8 @@ StepWork plan_step_work(const Scenario& s) {
   // Split a layer's cost into its four phases. Activation recompute runs each layer's forward again
   // inside its backward; selective recompute its attention core's forward (a third of its FLOPs).
   auto phases = [&](const model::LayerCost& c, bool recomputed) {
-    const double bwd_share = recomputed && s.training.activation_recompute ? bwd + fwd : bwd;
-    const double core_again =
-        recomputed && s.training.selective_recompute && !s.training.activation_recompute ? fwd : 0.0;
+    const double bwd_share = recomputed ? bwd + fwd : bwd;
+    const double core_again = s.training.selective_recompute ? fwd : 0.0;
     LayerWork l;
     l.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, c.flops * fwd, c.attention_flops * fwd, c.weight_bytes * fwd, balance);
     l.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, c.flops * bwd_share + c.attention_flops * core_again,
@@ -69,25 +69,24 @@ StepWork plan_step_work(const Scenario& s) {
   StepWork w;
   const bool seed = model::is_seed_shaped(arch);
   const model::ParamCounts counts = seed ? model::ParamCounts{} : model::count_params(arch);
-  // One kind for the seed's and a dense model's layers, two for an MoE model (dense, MoE).
+  // One kind per distinct layer: dense or MoE, recomputed or not (full recompute of every k-th layer).
+  std::map<std::pair<bool, bool>, unsigned char> kind_index;
   w.kind_of.assign(static_cast<size_t>(s.shape.layers), 0);
-  long long first_moe = -1;
-  for (long long l = 0; l < s.shape.layers && !seed; ++l)
-    if (model::is_moe_layer(arch, l)) {
-      w.kind_of[size_t(l)] = 1;
-      first_moe = first_moe < 0 ? l : first_moe;
+  for (long long layer = 0; layer < s.shape.layers; ++layer) {
+    const bool moe = !seed && model::is_moe_layer(arch, layer);
+    const bool recomputed = model::layer_recomputed(s.training, layer);
+    auto [it, added] = kind_index.emplace(std::pair{moe, recomputed}, static_cast<unsigned char>(w.kinds.size()));
+    if (added) {
+      LayerWork l = phases(model::architecture_layer_step(arch, layer, s.tokens_per_microbatch, s.gpu, s.traffic),
+                           recomputed);
+      const double layer_params = seed ? model::params_per_layer(s.shape.hidden)
+                                       : counts.attention + counts.norms_per_layer +
+                                             (moe ? counts.moe_ffn : counts.dense_ffn);
+      l.gradient_bytes = bytes_per_param * layer_params;
+      w.kinds.push_back(l);
     }
-  const long long first_dense = first_moe == 0 ? -1 : 0;
-  auto kind_work = [&](long long layer, bool moe) {
-    LayerWork l = phases(model::architecture_layer_step(arch, layer, s.tokens_per_microbatch, s.gpu, s.traffic), true);
-    const double layer_params = seed ? model::params_per_layer(s.shape.hidden)
-                                     : counts.attention + counts.norms_per_layer + (moe ? counts.moe_ffn : counts.dense_ffn);
-    l.gradient_bytes = bytes_per_param * layer_params;
-    return l;
-  };
-  w.kinds.push_back(first_dense >= 0 ? kind_work(0, false) : LayerWork{});
-  if (first_moe >= 0)
-    w.kinds.push_back(kind_work(first_moe, true));
+    w.kind_of[size_t(layer)] = it->second;
+  }
   w.head = phases(model::lm_head_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic), false);
   const double params = scenario_params(s);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.

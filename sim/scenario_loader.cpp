@@ -127,7 +127,7 @@ std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node,
 }
 
 model::TrainingPlan parse_training(const InputNode& node) {
-  node.check_keys({"sharding", "activation_recompute", "overlap", "bucket", "precision"});
+  node.check_keys({"sharding", "activation_recompute", "recompute_every", "overlap", "bucket", "precision"});
   model::TrainingPlan t;
   if (auto c = node.optional_child("sharding"))
     if (!model::parse_sharding(c->as_string(), &t.sharding))
@@ -136,6 +136,11 @@ model::TrainingPlan parse_training(const InputNode& node) {
     const std::string r = c->as_one_of({"none", "selective", "full", "false", "true"});
     t.activation_recompute = r == "full" || r == "true";
     t.selective_recompute = r == "selective";
+  }
+  if (auto c = node.optional_child("recompute_every")) {
+    t.recompute_every = c->as_count(kMaxLayers, "layers");
+    if (!t.activation_recompute)
+      c->fail("recompute_every needs activation_recompute: full (it recomputes every k-th layer fully)");
   }
   if (auto c = node.optional_child("precision"))
     t.fp8 = c->as_one_of({"bf16", "fp8"}) == "fp8";

@@ -142,6 +142,20 @@ TEST_CASE("activation recompute: the backward runs the forward again") {
         sim::run_isolated(plan(model::Sharding::Zero1))["footprint_bytes"].get<double>());
 }
 
+TEST_CASE("full recompute of every second layer: half the layers pay 4/3, half keep their activations") {
+  // torchtitan's "selective layer" checkpointing (ac_freq 2): layers 0 and 2 of 4 recompute.
+  sim::Scenario s = plan(model::Sharding::Zero1);
+  const auto none = sim::run_isolated(s);
+  s.training.activation_recompute = true;
+  s.training.recompute_every = 2;
+  const auto r = sim::run_isolated(s);
+  const double base = none["t_compute_s"].get<double>();
+  CHECK(r["t_compute_s"].get<double>() == rel(base * (2 * 4.0 / 3.0 + 2) / 4.0, 1e-6));
+  // Two layers keep only their bf16 input (2 d T) instead of 34 d T.
+  CHECK(none["footprint_bytes"].get<double>() - r["footprint_bytes"].get<double>() ==
+        rel(2 * (34.0 - 2.0) * kHidden * s.tokens_per_microbatch, 1e-9));
+}
+
 TEST_CASE("selective recompute adds exactly the attention core's forward FLOPs") {
   // Per layer and token the core's forward is 4 s d FLOPs (full score matrix, the seed's convention).
   sim::Scenario s = plan(model::Sharding::Zero1);
