@@ -1,8 +1,7 @@
 // The phase split: four phases of a layer add up to the seed's layer_step (FLOPs, bytes, time).
-#include "model/gpu_catalog.hpp"
-#include "model/input_node.hpp"
 #include "model/layer_cost.hpp"
 #include "sim/phase_plan.hpp"
+#include "sim/scenario_text.hpp"
 #include "test_support.hpp"
 
 #include <algorithm>
@@ -67,11 +66,10 @@ TEST_CASE("attention FLOPs run at the attention efficiency, the rest at the curv
 TEST_CASE("an MoE model: dense and MoE layers each with their own work and gradient share") {
   // DeepSeek-MoE 16B: layer 0 dense (SwiGLU f 10944), layers 1-27 MoE (64 routed experts of 1408,
   // top-6, 2 shared; a token passes 8 experts). Forward linear FLOPs per token, derived here.
-  const auto root = model::InputNode::load_string(
+  const sim::Scenario s = test::scenario_from_text(
       "name: ds\ngpu: H100-SXM\nmodel: {like: deepseek-moe-16b}\nbatch: {tokens_per_microbatch: 4096}\n"
       "cluster: {gpus: 8, fabric: {kind: star, bandwidth: 50GB/s}}\nallow_oom: true\n",
       "ds.yaml");
-  const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
   const sim::StepWork w = sim::plan_step_work(s);
   const double d = 2048, T = 4096, seq = 4096, attention = 2 * 4 * d * d; // QKV + projection, 2 FLOPs each
   const double core = 2 * seq * d;                                       // causal: half of 4 s d
@@ -89,11 +87,10 @@ TEST_CASE("an MoE model: dense and MoE layers each with their own work and gradi
 TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, derived here") {
   // Llama-3 8B (d 4096, L 32, 32 heads, 8 KV heads, SwiGLU f 14336, V 128256, untied) at s = 8192:
   // per token, 6 FLOPs per weight of every GEMM (layers and LM head) + causal attention 3 x 2 s d.
-  const auto root = model::InputNode::load_string(
+  const sim::Scenario s = test::scenario_from_text(
       "name: l8\ngpu: A100-80GB\nmodel: {like: llama3-8b}\nbatch: {tokens_per_microbatch: 8192}\n"
       "cluster: {gpus: 8, fabric: {kind: star, bandwidth: 25GB/s}}\nallow_oom: true\n",
       "l8.yaml");
-  const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
   const double d = 4096, L = 32, kv = 1024, f = 14336, V = 128256, seq = 8192, T = 8192;
   const double layer_weights = 2 * d * d + 2 * d * kv + 3 * d * f;
   const double per_token = 6 * (L * layer_weights + V * d) + 3 * L * 2 * seq * d;
@@ -113,11 +110,10 @@ TEST_CASE("a catalog model's step work: its FLOPs, parameters and LM head, deriv
   CHECK(w.head.gradient_bytes == rel(2.0 * V * d, 1e-12));             // the untied head
   CHECK(w.layer(0).gradient_bytes == rel(2.0 * (layer_weights + 2 * d), 1e-12));
   // The seed's keys alone keep the seed's layer: 72 d^2 + 12 s d per token and layer, no LM head.
-  const auto seed_root = model::InputNode::load_string(
+  const sim::Scenario seed = test::scenario_from_text(
       "name: seed\ngpu: A100-80GB\nmodel: {hidden: 4096, layers: 32, seq_len: 2048, vocab: 50000}\n"
       "batch: {tokens_per_microbatch: 2048}\ncluster: {gpus: 8, fabric: {kind: star, bandwidth: 25GB/s}}\n",
       "seed.yaml");
-  const sim::Scenario seed = sim::parse_scenario(seed_root, model::GpuCatalog::builtin());
   const sim::StepWork sw = sim::plan_step_work(seed);
   CHECK(sw.layer(0).fwd_gemm.flops + sw.layer(0).bwd_gemm.flops == rel((72.0 * d * d + 12.0 * 2048 * d) * 2048, 1e-12));
   CHECK(sw.head.fwd_gemm.roofline_flops + sw.head.bwd_gemm.roofline_flops == 0.0);

@@ -1,8 +1,6 @@
 // Training plans beyond the seed: bucketed overlap, ZeRO stages, activation recompute. Each
 // expectation is derived here from the algorithm (D = bf16 gradient bytes = 2P, ring on a star of
 // N GPUs: 2 (N-1)/N x bytes / B per all-reduce, (N-1)/N x bytes / B per reduce-scatter or all-gather).
-#include "model/gpu_catalog.hpp"
-#include "model/input_node.hpp"
 #include "model/layer_cost.hpp"
 #include "sim/scenario.hpp"
 
@@ -10,6 +8,7 @@
 #include "sim/isolated_run.hpp"
 #include "sim/link_events.hpp"
 #include "sim/simulation.hpp"
+#include "sim/scenario_text.hpp"
 #include "test_support.hpp"
 
 using namespace memwall;
@@ -89,13 +88,12 @@ TEST_CASE("bucketed overlap: an untied LM head's gradient goes first, every byte
   // A small Llama-style model (d 1024, 4 layers, SwiGLU f 2816, V 32000, untied): the head's 2 V d
   // bf16 gradient bytes are complete first in the backward, so the last bucket holds at most the
   // embedding's V d (+ final norm) and one layer: exposed <= ring(that).
-  const auto root = model::InputNode::load_string(
+  const sim::Scenario s = test::scenario_from_text(
       "name: small\ngpu: A100-80GB\nmodel: {like: llama3-8b, hidden: 1024, layers: 4, heads: 8, kv_heads: 8, "
       "ffn_hidden: 2816, vocab: 32000, seq_len: 1024}\nbatch: {tokens_per_microbatch: 4096}\n"
       "cluster: {gpus: 4, fabric: {kind: star, bandwidth: 100GB/s}}\n"
       "training: {sharding: zero1, overlap: bucketed, bucket: 8MB}\n",
       "small.yaml");
-  const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
   const double d = 1024, V = 32000, layer = 4 * d * d + 3 * d * 2816 + 2 * d;
   const double params = 4 * layer + 2 * V * d + d;
   const auto r = sim::run_isolated(s);
