@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refits a GPU profile's achieved efficiencies to published runs: a coarse grid (27 points), then a
+"""Refits a GPU profile's achieved efficiencies to published runs: a coarse grid (36 points), then a
 pattern search (steps of 0.04, halved down to 0.01) from its three best, over a two-point GEMM
 efficiency curve (at 0.2 and 2 TFLOP per GEMM) and the
 attention efficiency, minimising the largest |error| of `memwall run` against the `measured:`
@@ -92,7 +92,7 @@ def main():
                     step /= 2
             return point
 
-        grid = sorted(itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8), (0.3, 0.5, 0.7)), key=worst)
+        grid = sorted(itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8), (0.15, 0.3, 0.5, 0.7)), key=worst)
         point = min((pattern_search(list(start)) for start in grid[:3]), key=worst)
         best, errs = seen[tuple(round(v, 4) for v in point)]
     print(f"{len(files)} runs, {len(seen)} candidates tried; largest |error| {100 * best:.1f}%: "

@@ -31,6 +31,21 @@ PhaseCost memory_phase(PhaseKind kind, double bytes, const Roofline& r) {
   return {kind, 0.0, bytes, bytes * r.balance / r.hbm_efficiency};
 }
 
+// One GPU's share of a layer (or the LM head) under tensor parallelism of degree t (Megatron-LM's
+// column- and row-parallel GEMMs; heads split): GEMM and attention FLOPs and weights divide by t.
+// Element-wise work divides by t with sequence parallelism; without it the layer norms, dropouts and
+// residual adds (10 of the seed layer's 34 bytes per token and d, Korthikanti et al. 2022, Table 2)
+// run on every GPU of the group.
+model::LayerCost tensor_share(model::LayerCost c, double t, bool sequence_parallel) {
+  if (t <= 1)
+    return c;
+  c.flops /= t;
+  c.attention_flops /= t;
+  c.weight_bytes /= t;
+  c.activation_bytes *= sequence_parallel ? 1.0 / t : (10.0 + 24.0 / t) / 34.0;
+  return c;
+}
+
 } // namespace
 
 double scenario_params(const Scenario& s) {
@@ -38,24 +53,38 @@ double scenario_params(const Scenario& s) {
   return model::is_seed_shaped(arch) ? model::total_params(s.shape) : model::count_params(arch).total;
 }
 
+PhaseCost optimizer_phase(const Scenario& s, double params, long long updaters) {
+  const Roofline r{model::machine_balance_flops_per_byte(s.gpu), 1.0, 1.0, s.gpu.hbm_efficiency};
+  return memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, updaters, s.traffic), r);
+}
+
 StepWork plan_step_work(const Scenario& s) {
   const model::ArchitectureSpec arch = architecture_of(s);
-  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
+  // A GPU of a TP group multiplies d x d / t weights: its GEMMs are t times smaller.
+  const double tp = double(s.layout.tensor);
+  const bool sp = s.layout.sequence_parallel;
+  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch) / tp;
   // FP8: the weight GEMMs run at the FP8 rate and its own efficiency (default: the BF16 curve's).
-  const double bf16_gemm = model::gemm_efficiency_at(s.gpu, gemm_size);
-  const double linear_rate =
-      s.training.fp8 ? (s.gpu.fp8_gemm_efficiency > 0 ? s.gpu.fp8_gemm_efficiency : bf16_gemm) *
-                           s.gpu.peak_fp8_flops_per_s / s.gpu.peak_flops_per_s
-                     : bf16_gemm;
-  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), linear_rate,
+  auto linear_rate = [&](double size_flops) {
+    const double bf16_gemm = model::gemm_efficiency_at(s.gpu, size_flops);
+    return s.training.fp8 ? (s.gpu.fp8_gemm_efficiency > 0 ? s.gpu.fp8_gemm_efficiency : bf16_gemm) *
+                                s.gpu.peak_fp8_flops_per_s / s.gpu.peak_flops_per_s
+                          : bf16_gemm;
+  };
+  const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), linear_rate(gemm_size),
                          model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency};
+  // The LM head is one GEMM of V / d times a layer's d x d GEMM (2 T d V FLOPs): it sits at its own
+  // point of the efficiency curve, which grows with GEMM size.
+  Roofline head_balance = balance;
+  head_balance.gemm_efficiency =
+      linear_rate(2.0 * s.tokens_per_microbatch * double(arch.hidden) * double(std::max<long long>(arch.vocab, 1)) / tp);
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
   const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
   // Split a layer's cost into its four phases. Activation recompute runs each layer's forward again
   // inside its backward; selective recompute its attention core's forward (a third of its FLOPs).
-  auto phases = [&](const model::LayerCost& c, bool recomputed) {
+  auto phases = [&](const model::LayerCost& c, bool recomputed, const Roofline& balance) {
     const double bwd_share = recomputed ? bwd + fwd : bwd;
     const double core_again = s.training.selective_recompute ? fwd : 0.0;
     LayerWork l;
@@ -77,29 +106,36 @@ StepWork plan_step_work(const Scenario& s) {
     const bool recomputed = model::layer_recomputed(s.training, layer);
     auto [it, added] = kind_index.emplace(std::pair{moe, recomputed}, static_cast<unsigned char>(w.kinds.size()));
     if (added) {
-      LayerWork l = phases(model::architecture_layer_step(arch, layer, s.tokens_per_microbatch, s.gpu, s.traffic),
-                           recomputed);
+      LayerWork l = phases(tensor_share(model::architecture_layer_step(arch, layer, s.tokens_per_microbatch, s.gpu,
+                                                                       s.traffic),
+                                        tp, sp),
+                           recomputed, balance);
       const double layer_params = seed ? model::params_per_layer(s.shape.hidden)
                                        : counts.attention + counts.norms_per_layer +
                                              (moe ? counts.moe_ffn : counts.dense_ffn);
-      l.gradient_bytes = bytes_per_param * layer_params;
+      l.gradient_bytes = bytes_per_param * layer_params / tp;
+      l.params = layer_params / tp;
       w.kinds.push_back(l);
     }
     w.kind_of[size_t(layer)] = it->second;
   }
-  w.head = phases(model::lm_head_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic), false);
+  // The LM head is vocabulary-parallel under TP (its logits too).
+  w.head = phases(tensor_share(model::lm_head_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic), tp, true), false,
+                  head_balance);
   const double params = scenario_params(s);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;
   w.optimizer = memory_phase(PhaseKind::Optimizer,
                              model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
-  w.gradient_bytes = bytes_per_param * params;
+  w.gradient_bytes = bytes_per_param * params / tp;
   // An untied LM head's gradient is complete first in the backward (DDP's first bucket); tied, or
   // never computed, it is the embedding's and is complete last.
   const double head_params = !seed && arch.lm_head && !arch.tied_embeddings ? double(arch.vocab) * double(arch.hidden) : 0.0;
-  w.head.gradient_bytes = bytes_per_param * head_params;
+  w.head.gradient_bytes = bytes_per_param * head_params / tp;
+  w.head.params = head_params / tp;
+  w.embedding_params = (seed ? model::embedding_params(s.shape) : counts.embedding - head_params) / tp;
   w.embedding_gradient_bytes =
-      bytes_per_param * (seed ? model::embedding_params(s.shape) : counts.embedding - head_params);
+      bytes_per_param * (seed ? model::embedding_params(s.shape) : counts.embedding - head_params) / tp;
   return w;
 }
 

@@ -28,6 +28,7 @@ struct PhaseCost {
 struct LayerWork {
   PhaseCost fwd_gemm, fwd_elementwise, bwd_gemm, bwd_elementwise;
   double gradient_bytes = 0;
+  double params = 0; // on one GPU (a tensor-parallel GPU holds 1 / t of the layer)
 };
 
 struct StepWork {
@@ -38,10 +39,14 @@ struct StepWork {
   PhaseCost optimizer;                     // once per step, sharded over N
   double gradient_bytes = 0;               // all-reduced per step (b_ar/2 x P)
   double embedding_gradient_bytes = 0;     // embeddings (b_ar/2 x 2 V d for the seed), ready last
+  double embedding_params = 0;             // on one GPU (tensor parallelism splits the vocabulary)
   const LayerWork& layer(long long l) const { return kinds[kind_of[static_cast<size_t>(l)]]; }
 };
 
 StepWork plan_step_work(const Scenario& scenario);
+
+// The optimizer's phase on a GPU that holds `params` parameters, its state sharded over `updaters`.
+PhaseCost optimizer_phase(const Scenario& scenario, double params, long long updaters);
 
 // Parameters of the scenario's model (the seed's 12 d^2 L + 2 V d for the seed's layer).
 double scenario_params(const Scenario& scenario);

@@ -1,5 +1,7 @@
 #include "result_json.hpp"
 
+#include <array>
+
 namespace memwall::sim {
 
 namespace {
@@ -34,6 +36,50 @@ constexpr MetricField kMetricFields[] = {
     {"slowdown", &model::StepMetrics::slowdown},
 };
 
+// The layout and where each stage's time went, per GPU per step (means over the stage's GPUs):
+// compute, TP collectives, waits for the neighbouring stage (bubble and transfers not hidden),
+// data-parallel gradient sync, optimizer.
+nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
+  const model::ParallelLayout& l = s.layout;
+  nlohmann::json p;
+  p["tensor"] = l.tensor;
+  p["sequence_parallel"] = l.sequence_parallel;
+  p["pipeline"] = l.pipeline;
+  p["virtual_stages"] = l.virtual_stages;
+  p["schedule"] = l.gpipe ? "gpipe" : (l.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b");
+  p["context"] = l.context;
+  p["data"] = l.data;
+  p["stage_layers"] = l.stage_layers;
+  const double steps = double(s.steps);
+  std::vector<std::array<double, 5>> stage(size_t(l.pipeline), std::array<double, 5>{});
+  std::vector<double> count(size_t(l.pipeline), 0.0);
+  std::array<double, 5> all{};
+  for (size_t rank = 0; rank < r.per_gpu.size(); ++rank) {
+    const GpuTotals& g = r.per_gpu[rank];
+    const std::array<double, 5> v{g.compute_time_s(), g.tp_comm_s, g.pp_wait_s, g.dp_comm_s, g.time_s(PhaseKind::Optimizer)};
+    const auto st = size_t(model::coords_of(l, static_cast<long long>(rank)).pipeline);
+    for (size_t k = 0; k < v.size(); ++k) {
+      stage[st][k] += v[k] / steps;
+      all[k] += v[k] / steps / double(r.per_gpu.size());
+    }
+    count[st] += 1;
+  }
+  static const char* const keys[] = {"t_compute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s"};
+  for (size_t k = 0; k < all.size(); ++k)
+    p[keys[k]] = all[k];
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t st = 0; st < stage.size(); ++st) {
+    nlohmann::json e;
+    e["stage"] = st;
+    e["layers"] = l.stage_layers[st];
+    for (size_t k = 0; k < all.size(); ++k)
+      e[keys[k]] = count[st] > 0 ? stage[st][k] / count[st] : 0.0;
+    stages.push_back(e);
+  }
+  p["stages"] = stages;
+  return p;
+}
+
 } // namespace
 
 nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
@@ -44,7 +90,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["gpus"] = s.gpus;
   j["gpu_peak_flops_per_s"] = s.gpu.peak_flops_per_s;
   // The achieved efficiencies this scenario's micro-batch gets (a curve is read at its GEMM size).
-  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch);
+  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch) / double(s.layout.tensor);
   j["gemm_efficiency"] = model::gemm_efficiency_at(s.gpu, gemm_size);
   j["attention_efficiency"] = model::attention_efficiency_at(s.gpu, gemm_size);
   j["microbatches"] = s.microbatches;
@@ -66,6 +112,8 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
     j["measured_tokens_per_s_per_gpu"] = s.measured_tokens_per_s_per_gpu;
     j["measured_source"] = s.measured_source;
   }
+  if (s.layout.model_parallel())
+    j["parallelism"] = parallel_breakdown(s, r);
   j["makespan_s"] = r.makespan_s;
   j["sim_wall_s"] = r.sim_wall_s;
   j["activities"] = r.activities;

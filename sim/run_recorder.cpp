@@ -48,6 +48,30 @@ void RunRecorder::record_collective(long long rank, long long step, trace::Trace
                        network_j});
 }
 
+void RunRecorder::record_parallel(long long rank, const PhaseContext& where, trace::TracePhase kind,
+                                  double t_start_s, double t_end_s, double bytes_sent, double bytes_received,
+                                  double network_j, long long activities) {
+  GpuTotals& t = totals_[static_cast<size_t>(rank)];
+  const double span_s = t_end_s - t_start_s;
+  const bool side_stream = kind == trace::TracePhase::PipelineSend;
+  if (kind == trace::TracePhase::TensorComm)
+    t.tp_comm_s += span_s;
+  else if (kind == trace::TracePhase::PipelineWait)
+    t.pp_wait_s += span_s;
+  else if (!side_stream)
+    t.dp_comm_s += span_s;
+  if (!side_stream) // time on the compute stream: the step's communication share
+    t.phase_time_s[static_cast<size_t>(PhaseKind::AllReduce)] += span_s;
+  t.bytes_sent += bytes_sent;
+  t.bytes_received += bytes_received;
+  t.e_network_j += network_j;
+  t.activities += activities;
+  if (trace_ && (span_s > 0 || bytes_sent > 0))
+    trace_->add_phase({int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer), kind,
+                       side_stream ? trace::TraceStream::Communication : trace::TraceStream::Compute, t_start_s,
+                       t_end_s, 0.0, 0.0, 0.0, 0.0, side_stream ? 0.0 : gpu_.p_static_w * span_s, network_j});
+}
+
 void RunRecorder::record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s,
                                       double t_end_s) {
   if (trace_ && t_end_s > t_start_s)

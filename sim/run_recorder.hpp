@@ -24,6 +24,11 @@ struct GpuTotals {
   double bytes_sent = 0;
   double bytes_received = 0;
   double finish_time_s = 0;
+  // Model parallelism: tensor-parallel collectives (critical path), waits for a neighbouring
+  // pipeline stage (the bubble, and any transfer not hidden), data-parallel gradient sync.
+  double tp_comm_s = 0;
+  double pp_wait_s = 0;
+  double dp_comm_s = 0;
   bool finished = false; // the GPU's actor ran to its end (false after a deadlock)
   long long activities = 0;
 
@@ -66,6 +71,12 @@ public:
                          long long activities);
   // The compute stream waited for an overlapped collective of `kind` (exposed communication; traces only).
   void record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s, double t_end_s);
+  // Model-parallel communication on `rank`: a layer's TP collectives, a wait for a pipeline
+  // neighbour, a pipeline send (communication stream) or a data-parallel sync (kind AllReduce,
+  // ReduceScatter or AllGather), with the bytes it sent and received and its network energy.
+  void record_parallel(long long rank, const PhaseContext& where, trace::TracePhase kind, double t_start_s,
+                       double t_end_s, double bytes_sent, double bytes_received, double network_j,
+                       long long activities);
   // One simulated message and the links it crossed (traces only).
   void record_message(const trace::CommRow& message, const std::vector<std::string>& links);
   void register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,

@@ -5,6 +5,7 @@
 #include "model/architecture.hpp"
 #include "model/gpu_catalog.hpp"
 #include "model/model_catalog.hpp"
+#include "model/parallel_layout.hpp"
 #include "model/memory_footprint.hpp"
 #include "model/traffic.hpp"
 #include "model/training_plan.hpp"
@@ -43,6 +44,8 @@ struct Scenario {
   std::string collective = "ring";      // ring | hierarchical | tree | halving-doubling | auto
   std::string ring_order = "topology";  // topology | rank
   model::TrainingPlan training;
+  model::ParallelLayout layout;         // data parallelism only unless `parallelism:` says more
+  long long global_batch = 0;           // sequences per step, when the batch was given that way (else 0)
   // Timed link events: a bandwidth change, or the link going down (both directions).
   struct LinkEvent {
     double at_s = 0;

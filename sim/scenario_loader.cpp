@@ -1,6 +1,7 @@
 #include "scenario.hpp"
 
 #include "collectives/choice.hpp"
+#include "scenario/parallelism.hpp"
 #include "model/input_error.hpp"
 #include "model/model_catalog.hpp"
 #include "model/seed_tables.hpp"
@@ -187,8 +188,8 @@ void check_memory(const Scenario& s, bool allow_oom) {
 }
 
 Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog) {
-  root.check_keys(
-      {"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "allow_oom", "measured"});
+  root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "parallelism",
+                   "allow_oom", "measured"});
   Scenario s;
   s.file = root.file();
   s.name =
@@ -197,10 +198,17 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   s.arch = parse_model(root.child("model"));
   s.shape = {s.arch.hidden, s.arch.layers, s.arch.seq_len, s.arch.vocab};
   const InputNode batch = root.child("batch");
-  batch.check_keys({"tokens_per_microbatch", "microbatches"});
-  s.tokens_per_microbatch = double(batch.child("tokens_per_microbatch").as_count(kMaxTokens, "tokens"));
-  if (auto c = batch.optional_child("microbatches"))
-    s.microbatches = c->as_count(kMaxMicrobatches, "micro-batches");
+  batch.check_keys({"tokens_per_microbatch", "microbatches", "global_batch", "micro_batch"});
+  if (batch.has("global_batch") || batch.has("micro_batch")) { // sequences: resolved with the layout
+    for (const char* key : {"tokens_per_microbatch", "microbatches"})
+      if (batch.has(key))
+        batch.child(key).fail(std::string("give the batch either as global_batch and micro_batch (sequences) or as "
+                                          "tokens_per_microbatch and microbatches, not both; '") + key + "' with global_batch");
+  } else {
+    s.tokens_per_microbatch = double(batch.child("tokens_per_microbatch").as_count(kMaxTokens, "tokens"));
+    if (auto c = batch.optional_child("microbatches"))
+      s.microbatches = c->as_count(kMaxMicrobatches, "micro-batches");
+  }
   const InputNode cluster = root.child("cluster");
   cluster.check_keys(
       {"gpus", "fabric", "collective", "ring_order", "stragglers", "speed_distribution", "link_events"});
@@ -265,6 +273,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
     s.measured_source = c->child("source").as_string();
   }
   s.line = root.line();
+  parse_parallelism(root, s);
   // The work, estimated before anything is built: GPU phases the simulation would run.
   const double phases = double(s.gpus) * double(s.steps) * double(s.microbatches) * double(s.shape.layers) * 4.0;
   if (phases > kMaxSimulatedPhases)

@@ -3,6 +3,7 @@
 #include "collectives/choice.hpp"
 #include "gpu_actor.hpp"
 #include "link_events.hpp"
+#include "parallel/stage_setup.hpp"
 #include "platform_builder.hpp"
 #include "topologies/fabric_loader.hpp"
 #include "trace_export.hpp"
@@ -56,7 +57,9 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
                         &m.e_arith_j, &m.e_hbm_j, &m.e_network_j})
     *field /= gpus * steps;
   m.params = scenario_params(s);
-  m.tokens_per_gpu = s.tokens_per_microbatch * double(s.microbatches);
+  // A replica's micro-batches are shared by its tensor x pipeline x context GPUs.
+  const model::ParallelLayout& l = s.layout;
+  m.tokens_per_gpu = s.tokens_per_microbatch * double(s.microbatches) / double(l.tensor * l.pipeline * l.context);
   m.step_time_s = makespan_s / steps;
   // What the all-reduce adds to the step, synchronisation waits included (its exposed time). With
   // aggregated rounds, GPUs behind fast links finish their share early; the step's end is the truth.
@@ -104,6 +107,41 @@ void check_run_complete(const std::vector<GpuTotals>& totals, const FaultLog& fa
                              std::to_string(received) + " B received. No result is reported.");
 }
 
+namespace {
+
+// Tensor and pipeline parallelism: one actor per TP group (sim/parallel), DP as rings per stage.
+RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& graph, const StepWork& work,
+                             const OutputOptions& output, std::chrono::steady_clock::time_point wall_start) {
+  std::vector<double> speeds = gpu_speed_factors(s);
+  for (double& speed : speeds)
+    speed *= s.gpu.peak_flops_per_s;
+  const Platform platform = build_platform(graph, speeds, parallel::parallel_pairs(s));
+  std::optional<trace::TraceBuffer> trace;
+  if (output.tracing())
+    trace.emplace(output.trace_level, s.gpus);
+  RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
+  const std::unique_ptr<parallel::StageJob> job = parallel::plan_stage_job(s, work, platform, recorder);
+  parallel::create_stage_actors(*job);
+  sg4::Engine::get_instance()->run();
+  RunResult result;
+  result.per_gpu = recorder.totals();
+  check_run_complete(result.per_gpu, FaultLog{});
+  for (const GpuTotals& t : result.per_gpu) {
+    result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
+    result.activities += t.activities;
+  }
+  result.metrics = summarise(s, result.per_gpu, result.makespan_s);
+  result.collective = "ring";
+  result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (trace) {
+    recorder.close_run(result.makespan_s);
+    export_trace(s, result, recorder, *trace, output);
+  }
+  return result;
+}
+
+} // namespace
+
 RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();
   xbt_log_control_set("root.thresh:warning");
@@ -124,6 +162,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const topologies::FabricGraph graph =
       without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
   const StepWork work = plan_step_work(s);
+  if (s.layout.model_parallel())
+    return run_model_parallel(s, graph, work, output, wall_start);
   const collectives::CollectiveChoice choice =
       collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes);
   if (!choice.estimates_s.empty()) {

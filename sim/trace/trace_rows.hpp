@@ -21,8 +21,11 @@ enum class TracePhase : uint8_t {
   Wait,     // idle until the slowest GPU finishes the run
   AllGather,     // ZeRO-3 / FSDP parameter gathers, ZeRO-2 parameter shards back
   ReduceScatter, // ZeRO-2/3 gradient reduce-scatter
+  TensorComm,    // a layer's tensor-parallel collectives (on the critical path)
+  PipelineWait,  // a pipeline stage waiting for its neighbour's activations or gradients (the bubble)
+  PipelineSend,  // activations or gradients to the neighbouring stage (communication stream)
 };
-inline constexpr int kTracePhases = 12;
+inline constexpr int kTracePhases = 15;
 
 // Which timeline of a GPU a phase row is on. The compute stream's rows tile [0, makespan] and carry
 // the GPU's static energy (a wait for a collective there is exposed communication); with overlap,

@@ -1,0 +1,60 @@
+// How a job is laid out over its GPUs: tensor (TP, with or without sequence parallelism), pipeline
+// (PP: stages of consecutive layers, optionally v model chunks each), context (CP) and data (DP)
+// parallelism, and the order in which those axes map onto the GPU ranks. No SimGrid here.
+//
+// Ranks: `placement` lists the axes innermost first. With the default [tensor, context, expert,
+// data, pipeline] the T GPUs of a TP group are consecutive ranks (one NVLink domain when T divides
+// the GPUs per node), and a pipeline stage's replicas are T x C ranks apart.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace memwall::model {
+
+enum class Axis { Tensor, Context, Expert, Data, Pipeline };
+inline constexpr int kAxes = 5;
+const char* axis_name(Axis axis);
+
+struct ParallelLayout {
+  long long tensor = 1;
+  bool sequence_parallel = false;
+  long long pipeline = 1;
+  std::vector<long long> stage_layers; // per pipeline stage; sums to the model's layers
+  long long virtual_stages = 1;        // model chunks per stage (> 1: interleaved 1F1B)
+  bool gpipe = false;                  // the GPipe schedule instead of 1F1B
+  long long context = 1;
+  long long expert = 1;
+  long long data = 1; // gpus / (tensor x pipeline x context)
+  std::array<Axis, kAxes> placement{Axis::Tensor, Axis::Context, Axis::Expert, Axis::Data, Axis::Pipeline};
+
+  // True when anything but data parallelism is in use (the DP-only engine runs otherwise).
+  bool model_parallel() const { return tensor > 1 || pipeline > 1 || context > 1 || expert > 1; }
+  long long degree(Axis axis) const;
+};
+
+// A GPU's coordinate on each axis.
+struct RankCoords {
+  long long tensor = 0, context = 0, data = 0, pipeline = 0;
+};
+RankCoords coords_of(const ParallelLayout& layout, long long rank);
+long long rank_of(const ParallelLayout& layout, const RankCoords& coords);
+
+// Layers per stage as Megatron-LM places them: an even split; when the layers do not divide, every
+// stage gets the rounded-up count and the first and last stages (which also hold the embeddings and
+// the LM head) give one back first, then the second and second to last, and so on. Llama-3.1 405B's
+// 126 layers over 16 stages: 7, 8 x 14, 7.
+std::vector<long long> default_stage_layers(long long layers, long long stages);
+
+// The first layer of each stage, and the layers `[first, last)` of a stage's chunk c: a stage's
+// layers split evenly over its v chunks (the layout check makes them divide).
+long long first_layer_of_stage(const ParallelLayout& layout, long long stage);
+struct LayerRange {
+  long long first = 0, last = 0;
+};
+// Chunk c of stage s is virtual stage c p + s: with v chunks, the model's layers are cut into p v
+// pieces in order, stage s holding pieces s, p + s, 2 p + s, ...
+LayerRange chunk_layers(const ParallelLayout& layout, long long stage, long long chunk);
+
+} // namespace memwall::model

@@ -1,0 +1,259 @@
+#include "stage_actor.hpp"
+
+#include "model/training_plan.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace memwall::sim::parallel {
+
+namespace sg4 = simgrid::s4u;
+
+RouteFigures route_figures(const Platform& platform, RunRecorder& recorder, sg4::Host* from, sg4::Host* to) {
+  RouteFigures r;
+  std::vector<sg4::Link*> links;
+  from->route_to(to, links, &r.latency_s);
+  double pj_per_bit = 0;
+  for (const sg4::Link* link : links) {
+    const auto p = platform.pj_per_bit.find(link->get_name());
+    const double link_pj = p != platform.pj_per_bit.end() ? p->second : 0.0;
+    pj_per_bit += link_pj;
+    r.links.push_back(link->get_name());
+    const auto c = platform.link_class.find(link->get_name());
+    recorder.register_link(link->get_name(), c != platform.link_class.end() ? c->second : "", link->get_bandwidth(),
+                           8.0 * link_pj * 1e-12);
+  }
+  r.j_per_byte = 8.0 * pj_per_bit * 1e-12;
+  return r;
+}
+
+long long StageJob::group_of(long long stage, long long replica) const {
+  return stage * scenario.layout.data + replica;
+}
+
+namespace {
+
+sg4::Host* host_of(const StageJob& job, long long rank) { return job.platform.gpus[size_t(rank)]; }
+
+// Sends `bytes` from each member of `from` to the same TP rank of `to` at once and waits for all;
+// records each member's share. Returns when the last flow is done.
+void send_flows(StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
+                const std::vector<RouteFigures>& routes, double bytes, const PhaseContext& where,
+                trace::TracePhase kind, double t_start_s, bool record_now) {
+  std::vector<sg4::CommPtr> comms;
+  comms.reserve(from.size());
+  for (size_t i = 0; i < from.size(); ++i)
+    comms.push_back(sg4::Comm::sendto_async(host_of(job, from[i]), host_of(job, to[i]), uint64_t(std::ceil(bytes))));
+  sg4::Comm::wait_all(comms);
+  if (!record_now)
+    return;
+  const double t_end = sg4::Engine::get_clock();
+  for (size_t i = 0; i < from.size(); ++i) {
+    job.recorder.record_parallel(from[i], where, kind, t_start_s, t_end, bytes, 0.0, bytes * routes[i].j_per_byte, 1);
+    job.recorder.record_parallel(to[i], where, kind, t_end, t_end, 0.0, bytes, 0.0, 0);
+    if (job.recorder.tracing())
+      job.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start_s, comms[i]->get_finish_time(),
+                                   where.step},
+                                  routes[i].links);
+  }
+}
+
+} // namespace
+
+long long StageActor::virtual_stage(const pipeline::PipelineOp& op) const {
+  return op.chunk * job_.scenario.layout.pipeline + job_.group_stage[size_t(group_)];
+}
+
+void StageActor::compute(const PhaseContext& where, const PhaseCost& phase) const {
+  if (phase.roofline_flops <= 0)
+    return;
+  const double t_start = sg4::Engine::get_clock();
+  sg4::this_actor::execute(phase.roofline_flops);
+  const double t_end = sg4::Engine::get_clock();
+  for (long long rank : job_.members[size_t(group_)])
+    job_.recorder.record_phase(rank, where, phase, t_start, t_end);
+}
+
+void StageActor::tensor_collectives(const PhaseContext& where, double all_reduces) const {
+  const std::vector<long long>& members = job_.members[size_t(group_)];
+  const size_t t = members.size();
+  if (t < 2 || all_reduces <= 0)
+    return;
+  // A ring all-reduce is 2 (t - 1) steps of M / t per GPU. The steps of a layer's collectives are
+  // aggregated into one flow per GPU (nothing else uses a TP group's links meanwhile), and the
+  // latencies of the other steps are paid after it.
+  const double steps = all_reduces * 2.0 * double(t - 1);
+  const double bytes = steps * job_.tp_message_bytes / double(t);
+  const std::vector<RouteFigures>& routes = job_.tp_routes[size_t(group_)];
+  const double latency_s = job_.tp_latency_s[size_t(group_)];
+  std::vector<long long> next(t);
+  for (size_t i = 0; i < t; ++i)
+    next[i] = members[(i + 1) % t];
+  const double t_start = sg4::Engine::get_clock();
+  send_flows(job_, members, next, routes, bytes, where, trace::TracePhase::TensorComm, t_start, false);
+  const double extra_s = (steps - 1.0) * latency_s + steps * job_.scenario.fabric.message_latency_s;
+  if (extra_s > 0)
+    sg4::this_actor::sleep_for(extra_s);
+  const double t_end = sg4::Engine::get_clock();
+  for (size_t i = 0; i < t; ++i)
+    job_.recorder.record_parallel(members[i], where, trace::TracePhase::TensorComm, t_start, t_end, bytes, bytes,
+                                  bytes * routes[i].j_per_byte, 2);
+}
+
+void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& where) const {
+  const double t_start = sg4::Engine::get_clock();
+  board.at(key)->acquire();
+  board.ready.erase(key);
+  const double t_end = sg4::Engine::get_clock();
+  for (long long rank : job_.members[size_t(group_)])
+    job_.recorder.record_parallel(rank, where, trace::TracePhase::PipelineWait, t_start, t_end, 0, 0, 0, 1);
+}
+
+void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
+  const model::ParallelLayout& layout = job_.scenario.layout;
+  const long long vs = virtual_stage(op), last = layout.pipeline * layout.virtual_stages - 1;
+  if (vs > 0)
+    wait_pipeline(job_.forward_in[size_t(group_)], job_.pipeline_key(step, op.microbatch, op.chunk),
+                  {step, op.microbatch, -1});
+  else // the embedding lookup's output is all-reduced over the TP group (vocabulary-parallel)
+    tensor_collectives({step, op.microbatch, 0}, 1);
+  const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
+  for (long long layer = range.first; layer < range.last; ++layer) {
+    const LayerWork& w = job_.work.layer(layer);
+    compute({step, op.microbatch, layer}, w.fwd_gemm);
+    compute({step, op.microbatch, layer}, w.fwd_elementwise);
+    tensor_collectives({step, op.microbatch, layer}, 2); // after attention and after the MLP
+  }
+  const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
+  if (vs == last) {
+    compute(where, job_.work.head.fwd_gemm);
+    compute(where, job_.work.head.fwd_elementwise);
+    return;
+  }
+  const long long to_stage = (vs + 1) % layout.pipeline;
+  SendQueue& q = job_.forward_sends[size_t(group_)];
+  q.requests.push_back({job_.pipeline_key(step, op.microbatch, (vs + 1) / layout.pipeline), {step, op.microbatch, -1},
+                        job_.group_of(to_stage, job_.group_replica[size_t(group_)]), true, false});
+  q.queued->release();
+}
+
+void StageActor::backward(long long step, const pipeline::PipelineOp& op) const {
+  const model::ParallelLayout& layout = job_.scenario.layout;
+  const long long vs = virtual_stage(op), last = layout.pipeline * layout.virtual_stages - 1;
+  if (vs == last) {
+    const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
+    compute(where, job_.work.head.bwd_elementwise);
+    compute(where, job_.work.head.bwd_gemm);
+  } else {
+    wait_pipeline(job_.backward_in[size_t(group_)], job_.pipeline_key(step, op.microbatch, op.chunk),
+                  {step, op.microbatch, -1});
+  }
+  const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
+  for (long long layer = range.last - 1; layer >= range.first; --layer) {
+    const LayerWork& w = job_.work.layer(layer);
+    compute({step, op.microbatch, layer}, w.bwd_gemm);
+    compute({step, op.microbatch, layer}, w.bwd_elementwise);
+    // The backward's two all-reduces (input gradients of the column-parallel GEMMs), and the
+    // recomputed forward's two again under full recompute.
+    tensor_collectives({step, op.microbatch, layer},
+                       model::layer_recomputed(job_.scenario.training, layer) ? 4 : 2);
+  }
+  if (vs == 0)
+    return;
+  const long long to_stage = (vs - 1) % layout.pipeline;
+  SendQueue& q = job_.backward_sends[size_t(group_)];
+  q.requests.push_back({job_.pipeline_key(step, op.microbatch, (vs - 1) / layout.pipeline), {step, op.microbatch, -1},
+                        job_.group_of(to_stage, job_.group_replica[size_t(group_)]), false, false});
+  q.queued->release();
+}
+
+void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const {
+  const long long data = job_.scenario.layout.data;
+  if (data < 2 || bytes_per_gpu <= 0)
+    return;
+  const long long stage = job_.group_stage[size_t(group_)], replica = job_.group_replica[size_t(group_)];
+  const long long next = job_.group_of(stage, (replica + 1) % data);
+  const long long prev = job_.group_of(stage, (replica + data - 1) % data);
+  const long long round = 2 * step + part;
+  const double t_start = sg4::Engine::get_clock();
+  // Rendezvous as a ring needs it: send once the next replica has arrived, finish once the previous
+  // replica's share has come in.
+  job_.ring_ready[size_t(prev)].at(round)->release();
+  job_.ring_ready[size_t(group_)].at(round)->acquire();
+  job_.ring_ready[size_t(group_)].ready.erase(round);
+  const std::vector<long long>& from = job_.members[size_t(group_)];
+  const std::vector<long long>& to = job_.members[size_t(next)];
+  const std::vector<RouteFigures>& routes = job_.ring_routes[size_t(group_)];
+  const double latency_s = job_.ring_latency_s[size_t(group_)];
+  // The ring's d - 1 steps in one flow per GPU; the other steps' latencies after it.
+  const double bytes = double(data - 1) * bytes_per_gpu / double(data);
+  send_flows(job_, from, to, routes, bytes, {step, -1, -1}, kind, t_start, false);
+  job_.ring_received[size_t(next)].at(round)->release();
+  job_.ring_received[size_t(group_)].at(round)->acquire();
+  job_.ring_received[size_t(group_)].ready.erase(round);
+  const double extra_s =
+      double(data - 2) * latency_s + double(data - 1) * job_.scenario.fabric.message_latency_s;
+  if (extra_s > 0)
+    sg4::this_actor::sleep_for(extra_s);
+  const double t_end = sg4::Engine::get_clock();
+  for (size_t i = 0; i < from.size(); ++i) {
+    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes, bytes,
+                                  bytes * routes[i].j_per_byte, 3);
+    if (job_.recorder.tracing())
+      job_.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start, t_end, step}, routes[i].links);
+  }
+}
+
+void StageActor::operator()() const {
+  const long long stage = job_.group_stage[size_t(group_)];
+  const double gradient_bytes = job_.stage_gradient_bytes[size_t(stage)];
+  const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
+  for (long long step = 0; step < job_.scenario.steps; ++step) {
+    for (const pipeline::PipelineOp& op : job_.orders[size_t(stage)])
+      op.forward ? forward(step, op) : backward(step, op);
+    // After the flush: the stage's gradients over its replicas (Megatron-LM 2021: not overlapped).
+    // ZeRO-1 (the distributed optimizer) reduce-scatters, updates its shard, all-gathers.
+    if (sharded) {
+      ring_round(step, 0, gradient_bytes, trace::TracePhase::ReduceScatter);
+      compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
+      ring_round(step, 1, gradient_bytes, trace::TracePhase::AllGather);
+    } else {
+      ring_round(step, 0, gradient_bytes, trace::TracePhase::AllReduce);
+      ring_round(step, 1, gradient_bytes, trace::TracePhase::AllReduce);
+      compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
+    }
+  }
+  const double t_end = sg4::Engine::get_clock();
+  for (long long rank : job_.members[size_t(group_)])
+    job_.recorder.record_finish(rank, t_end);
+}
+
+void SendActor::operator()() const {
+  sg4::Actor::self()->daemonize(); // ends with the stage actors
+  SendQueue& queue = forward_ ? job_.forward_sends[size_t(group_)] : job_.backward_sends[size_t(group_)];
+  std::vector<RouteFigures> routes;
+  long long routed_to = -1;
+  while (true) {
+    queue.queued->acquire();
+    const PipelineSend r = queue.requests.front();
+    queue.requests.pop_front();
+    const std::vector<long long>& from = job_.members[size_t(group_)];
+    const std::vector<long long>& to = job_.members[size_t(r.to_group)];
+    if (routed_to != r.to_group) {
+      routes.clear();
+      for (size_t i = 0; i < from.size(); ++i)
+        routes.push_back(route_figures(job_.platform, job_.recorder, host_of(job_, from[i]), host_of(job_, to[i])));
+      routed_to = r.to_group;
+    }
+    send_flows(job_, from, to, routes, job_.pp_message_bytes, r.where, trace::TracePhase::PipelineSend,
+               sg4::Engine::get_clock(), true);
+    (r.forward ? job_.forward_in : job_.backward_in)[size_t(r.to_group)].at(r.key)->release();
+  }
+}
+
+} // namespace memwall::sim::parallel

@@ -1,0 +1,51 @@
+// The actors of a model-parallel run (see stage_job.hpp for how a TP group maps onto one actor).
+//
+// StageActor: one TP group of one pipeline stage of one data-parallel replica. Per step it runs its
+// stage's order of forwards and backwards (pipeline/schedule.hpp): a forward waits for the previous
+// virtual stage's activations, runs the chunk's layers (each followed by its TP collectives) and
+// hands its output to the send stream; a backward does the same in reverse with gradients. The LM
+// head and loss run on the last virtual stage. After the flush, the stage's gradients are
+// all-reduced over its replicas (ring, per TP rank) and the optimizer runs.
+//
+// SendActor: the group's pipeline send stream (one for activations, one for gradients): transfers
+// start as soon as the data exists (asynchronous P2P, as NCCL's send with a posted receive) and
+// run beside the compute; the receiver waits only for what has not arrived.
+#pragma once
+
+#include "stage_job.hpp"
+
+namespace memwall::sim::parallel {
+
+class StageActor {
+public:
+  StageActor(StageJob& job, long long group) : job_(job), group_(group) {}
+  void operator()() const;
+
+private:
+  void forward(long long step, const pipeline::PipelineOp& op) const;
+  void backward(long long step, const pipeline::PipelineOp& op) const;
+  void compute(const PhaseContext& where, const PhaseCost& phase) const;
+  // A layer's TP collectives: `all_reduces` all-reduces of the activations (reduce-scatter +
+  // all-gather pairs with sequence parallelism: the same bytes), one flow per GPU per ring step.
+  void tensor_collectives(const PhaseContext& where, double all_reduces) const;
+  void wait_pipeline(Board& board, long long key, const PhaseContext& where) const;
+  // Ring over the stage's replicas, per TP rank: `part` 0 reduce-scatter, 1 all-gather.
+  void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const;
+  long long virtual_stage(const pipeline::PipelineOp& op) const;
+
+  StageJob& job_;
+  long long group_;
+};
+
+class SendActor {
+public:
+  SendActor(StageJob& job, long long group, bool forward) : job_(job), group_(group), forward_(forward) {}
+  void operator()() const;
+
+private:
+  StageJob& job_;
+  long long group_;
+  bool forward_;
+};
+
+} // namespace memwall::sim::parallel

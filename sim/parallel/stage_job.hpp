@@ -1,0 +1,91 @@
+// What the actors of a model-parallel run share: the layout, each stage's work and order of
+// forwards and backwards, the GPUs' hosts, and the boards on which one actor tells another that its
+// data has arrived.
+//
+// One actor drives one tensor-parallel group: its t GPUs run the same phases at the same time (that
+// is what TP does), so one SimGrid execution on the group's slowest GPU stands for all t, and each
+// GPU's totals are recorded. Every message is still its own flow between the GPUs that exchange it,
+// on the route the fabric gives them: t flows per TP collective step, t per pipeline transfer (each
+// TP rank sends its 1 / t of the activations, Megatron-LM's scatter/gather), t rings for the
+// data-parallel gradient sync.
+#pragma once
+
+#include "phase_plan.hpp"
+#include "pipeline/schedule.hpp"
+#include "platform_builder.hpp"
+#include "run_recorder.hpp"
+
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+namespace memwall::sim::parallel {
+
+// "Data for `key` has arrived": the sender's side releases, the receiver's side acquires. SimGrid
+// actors never preempt each other, so the map needs no lock.
+struct Board {
+  std::unordered_map<long long, simgrid::s4u::SemaphorePtr> ready;
+  simgrid::s4u::SemaphorePtr at(long long key) {
+    auto& s = ready[key];
+    if (!s)
+      s = simgrid::s4u::Semaphore::create(0);
+    return s;
+  }
+};
+
+// A route's figures, looked up once per pair.
+struct RouteFigures {
+  double latency_s = 0;
+  double j_per_byte = 0;
+  std::vector<std::string> links;
+};
+RouteFigures route_figures(const Platform& platform, RunRecorder& recorder, simgrid::s4u::Host* from,
+                           simgrid::s4u::Host* to);
+
+// A pipeline transfer queued on a group's send stream.
+struct PipelineSend {
+  long long key = 0;    // identifies (step, micro-batch, chunk) at the receiver
+  PhaseContext where;   // for the record
+  long long to_group = 0;
+  bool forward = true;  // activations (forward) or gradients (backward)
+  bool stop = false;    // the group is done: the stream ends
+};
+
+struct SendQueue {
+  std::deque<PipelineSend> requests;
+  simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
+};
+
+struct StageJob {
+  StageJob(const Scenario& s, const StepWork& w, const Platform& p, RunRecorder& r)
+      : scenario(s), work(w), platform(p), recorder(r) {}
+  const Scenario& scenario;
+  const StepWork& work;
+  const Platform& platform;
+  RunRecorder& recorder;
+  long long groups = 0;                                // TP groups: gpus / t
+  std::vector<std::vector<long long>> members;         // per group: its t ranks, TP rank order
+  std::vector<long long> group_stage, group_replica;   // per group: pipeline stage, data-parallel index
+  std::vector<std::vector<pipeline::PipelineOp>> orders; // per stage
+  double tp_message_bytes = 0;                         // one TP all-reduce's payload per micro-batch
+  double pp_message_bytes = 0;                         // per TP rank per micro-batch
+  std::vector<double> stage_gradient_bytes;            // per stage, per GPU
+  std::vector<PhaseCost> stage_optimizer;              // per stage, per GPU
+  // Boards per group: activations in, gradients in, and the data-parallel ring's handshakes.
+  std::vector<Board> forward_in, backward_in, ring_ready, ring_received;
+  std::vector<SendQueue> forward_sends, backward_sends; // per group
+  // Per group, per TP rank: the route to the next GPU of its TP ring and to the same TP rank of the
+  // next replica (the data-parallel ring); the longest latency of each set.
+  std::vector<std::vector<RouteFigures>> tp_routes, ring_routes;
+  std::vector<double> tp_latency_s, ring_latency_s;
+
+  long long group_of(long long stage, long long replica) const;
+  long long chunks() const { return scenario.layout.virtual_stages; }
+  long long pipeline_key(long long step, long long microbatch, long long chunk) const {
+    return (step * scenario.microbatches + microbatch) * chunks() + chunk;
+  }
+};
+
+} // namespace memwall::sim::parallel

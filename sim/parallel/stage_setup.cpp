@@ -1,0 +1,128 @@
+#include "stage_setup.hpp"
+
+#include "stage_actor.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+
+namespace memwall::sim::parallel {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+std::vector<long long> group_members(const model::ParallelLayout& layout, long long stage, long long replica) {
+  std::vector<long long> ranks;
+  for (long long i = 0; i < layout.tensor; ++i)
+    ranks.push_back(model::rank_of(layout, {i, 0, replica, stage}));
+  return ranks;
+}
+
+} // namespace
+
+std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
+  const model::ParallelLayout& l = s.layout;
+  std::vector<std::pair<long long, long long>> pairs;
+  for (long long stage = 0; stage < l.pipeline; ++stage)
+    for (long long replica = 0; replica < l.data; ++replica) {
+      const auto mine = group_members(l, stage, replica);
+      const auto next_stage = group_members(l, (stage + 1) % l.pipeline, replica);
+      const auto next_replica = group_members(l, stage, (replica + 1) % l.data);
+      for (size_t i = 0; i < mine.size(); ++i) {
+        if (l.tensor > 1)
+          pairs.emplace_back(mine[i], mine[(i + 1) % mine.size()]);
+        if (l.pipeline > 1) {
+          pairs.emplace_back(mine[i], next_stage[i]);
+          pairs.emplace_back(next_stage[i], mine[i]);
+        }
+        if (l.data > 1)
+          pairs.emplace_back(mine[i], next_replica[i]);
+      }
+    }
+  return pairs;
+}
+
+std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work, const Platform& platform,
+                                         RunRecorder& recorder) {
+  const model::ParallelLayout& l = s.layout;
+  auto job = std::make_unique<StageJob>(s, work, platform, recorder);
+  job->groups = l.pipeline * l.data;
+  for (long long stage = 0; stage < l.pipeline; ++stage)
+    for (long long replica = 0; replica < l.data; ++replica) {
+      job->members.push_back(group_members(l, stage, replica));
+      job->group_stage.push_back(stage);
+      job->group_replica.push_back(replica);
+    }
+  const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
+  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
+  const long long updaters = s.training.sharding == model::Sharding::None ? 1 : l.data;
+  for (long long stage = 0; stage < l.pipeline; ++stage) {
+    job->orders.push_back(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
+    // A stage's parameters: its chunks' layers, the embeddings on the first stage, an untied LM head
+    // on the last. (A tied head's copy on the last stage and its embedding all-reduce between the
+    // first and last stages are not modelled.)
+    double params = 0;
+    for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
+      const model::LayerRange range = model::chunk_layers(l, stage, chunk);
+      for (long long layer = range.first; layer < range.last; ++layer)
+        params += work.layer(layer).params;
+    }
+    if (stage == 0)
+      params += work.embedding_params;
+    if (stage == l.pipeline - 1)
+      params += work.head.params;
+    job->stage_gradient_bytes.push_back(bytes_per_param * params);
+    job->stage_optimizer.push_back(optimizer_phase(s, params, updaters));
+  }
+  const double activations = s.tokens_per_microbatch * double(s.shape.hidden) * kActivationBytesPerValue;
+  job->tp_message_bytes = activations;
+  job->pp_message_bytes = activations / double(l.tensor);
+  const size_t groups = size_t(job->groups);
+  job->forward_in.resize(groups);
+  job->backward_in.resize(groups);
+  job->ring_ready.resize(groups);
+  job->ring_received.resize(groups);
+  job->forward_sends.resize(groups);
+  job->backward_sends.resize(groups);
+  job->tp_routes.resize(groups);
+  job->ring_routes.resize(groups);
+  job->tp_latency_s.assign(groups, 0.0);
+  job->ring_latency_s.assign(groups, 0.0);
+  for (size_t g = 0; g < groups; ++g) {
+    const auto& mine = job->members[g];
+    const auto& next_replica = job->members[size_t(job->group_of(job->group_stage[g], (job->group_replica[g] + 1) % l.data))];
+    for (size_t i = 0; i < mine.size(); ++i) {
+      sg4::Host* from = platform.gpus[size_t(mine[i])];
+      if (l.tensor > 1) {
+        job->tp_routes[g].push_back(
+            route_figures(platform, recorder, from, platform.gpus[size_t(mine[(i + 1) % mine.size()])]));
+        job->tp_latency_s[g] = std::max(job->tp_latency_s[g], job->tp_routes[g].back().latency_s);
+      }
+      if (l.data > 1) {
+        job->ring_routes[g].push_back(route_figures(platform, recorder, from, platform.gpus[size_t(next_replica[i])]));
+        job->ring_latency_s[g] = std::max(job->ring_latency_s[g], job->ring_routes[g].back().latency_s);
+      }
+    }
+  }
+  return job;
+}
+
+void create_stage_actors(StageJob& job) {
+  for (long long g = 0; g < job.groups; ++g) {
+    // The group moves at its slowest GPU's pace (stragglers).
+    sg4::Host* host = nullptr;
+    for (long long rank : job.members[size_t(g)]) {
+      sg4::Host* h = job.platform.gpus[size_t(rank)];
+      if (!host || h->get_speed() < host->get_speed())
+        host = h;
+    }
+    const std::string name = "stage" + std::to_string(job.group_stage[size_t(g)]) + "-dp" +
+                             std::to_string(job.group_replica[size_t(g)]);
+    sg4::Actor::create(name, host, StageActor(job, g));
+    if (job.scenario.layout.pipeline > 1) {
+      sg4::Actor::create(name + "-send-fwd", host, SendActor(job, g, true));
+      sg4::Actor::create(name + "-send-bwd", host, SendActor(job, g, false));
+    }
+  }
+}
+
+} // namespace memwall::sim::parallel

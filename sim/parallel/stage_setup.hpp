@@ -1,0 +1,28 @@
+// Sets up a model-parallel run: which GPUs talk (for the platform's routes), the job the actors share
+// (groups, each stage's layers, order, gradients and optimizer, message sizes, routes), the actors.
+#pragma once
+
+#include "stage_job.hpp"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace memwall::sim::parallel {
+
+// Activations and their gradients travel in 16-bit floats (also with FP8 GEMMs: Transformer Engine
+// keeps activations between layers in BF16).
+inline constexpr double kActivationBytesPerValue = 2.0;
+
+// The (src, dst) rank pairs that exchange data under the layout: TP rings, pipeline neighbours
+// (both ways), data-parallel rings per stage and TP rank.
+std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& scenario);
+
+// The job, once the platform exists (routes are looked up on it).
+std::unique_ptr<StageJob> plan_stage_job(const Scenario& scenario, const StepWork& work, const Platform& platform,
+                                         RunRecorder& recorder);
+
+// One StageActor per TP group, on its slowest GPU, and its two send streams.
+void create_stage_actors(StageJob& job);
+
+} // namespace memwall::sim::parallel
