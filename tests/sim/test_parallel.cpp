@@ -1,0 +1,102 @@
+// Tensor and pipeline parallelism, simulated, against hand-derived figures: the pipeline bubble of
+// GPipe, 1F1B and interleaved 1F1B on a network that costs nothing (Narayanan et al. 2021), the TP
+// collectives' alpha-beta time, a TP group split over two servers, the per-GPU share of the work.
+#include "sim/isolated_run.hpp"
+#include "sim/scenario_text.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace memwall;
+using memwall::test::rel;
+using memwall::test::scenario_from_text;
+
+namespace {
+
+// A seed-shaped model (no LM head, no embeddings: every stage does the same work) on a star whose
+// links cost nothing, so the only idle time is the schedule's.
+std::string pipeline_yaml(long long stages, long long microbatches, const std::string& schedule,
+                          long long virtual_stages) {
+  return "gpu: A100-80GB\n"
+         "model: {hidden: 1024, layers: 16, seq_len: 1024}\n"
+         "batch: {global_batch: " + std::to_string(microbatches) + ", micro_batch: 1}\n"
+         "cluster: {gpus: " + std::to_string(stages) + ", fabric: {kind: star, bandwidth: 10000TB/s, latency: 0s}}\n"
+         "parallelism: {pipeline: " + std::to_string(stages) + ", schedule: " + schedule +
+         ", virtual_stages: " + std::to_string(virtual_stages) + "}\n"
+         "training: {sharding: none}\n";
+}
+
+// The share of the pipeline's time (the step less the optimizer) that a GPU idles.
+double bubble(const nlohmann::json& r) {
+  const double busy = r["t_compute_s"].get<double>();
+  return 1.0 - busy / (r["step_time_s"].get<double>() - r["t_optimizer_s"].get<double>());
+}
+
+} // namespace
+
+TEST_CASE("pipeline bubble: (p - 1) / (m + p - 1) for GPipe and 1F1B, (p - 1) / (v m + p - 1) interleaved") {
+  const long long p = 4, m = 8;
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    const auto r = sim::run_isolated(scenario_from_text(pipeline_yaml(p, m, schedule, 1), schedule));
+    INFO(schedule);
+    CHECK(bubble(r) == rel(double(p - 1) / double(m + p - 1), 0.01));
+  }
+  const long long v = 2;
+  const auto r = sim::run_isolated(scenario_from_text(pipeline_yaml(p, m, "1f1b", v), "interleaved"));
+  CHECK(bubble(r) == rel(double(p - 1) / double(v * m + p - 1), 0.01));
+  // More micro-batches, smaller bubble.
+  const auto r32 = sim::run_isolated(scenario_from_text(pipeline_yaml(p, 32, "1f1b", 1), "m32"));
+  CHECK(bubble(r32) == rel(3.0 / 35.0, 0.01));
+  // The waits the stages record are the bubble: stage 0 idles (p - 1) (t_f + t_b) while the
+  // pipeline fills and drains, as every stage does.
+  const auto& stages = r32["parallelism"]["stages"];
+  const double per_op = r32["t_compute_s"].get<double>() / 32.0;
+  CHECK(stages[0]["t_pp_wait_s"].get<double>() == rel(3.0 * per_op, 0.01));
+}
+
+TEST_CASE("tensor parallelism: each layer's all-reduces take 2 (t - 1) (alpha + M / (t B)) on the critical path") {
+  const double bandwidth = 100e9, latency = 2e-6, tokens = 4096, hidden = 2048;
+  const long long layers = 4;
+  for (long long t : {2, 4, 8}) {
+    const std::string yaml =
+        "gpu: A100-80GB\n"
+        "model: {hidden: 2048, layers: 4, seq_len: 4096, heads: 16, ffn: gelu, tied_embeddings: true, lm_head: true}\n"
+        "batch: {global_batch: 1, micro_batch: 1}\n"
+        "cluster: {gpus: " + std::to_string(t) + ", fabric: {kind: nvlink-node, bandwidth: 100GB/s, latency: 2us}}\n"
+        "parallelism: {tensor: " + std::to_string(t) + "}\n"
+        "training: {sharding: none}\n";
+    const auto r = sim::run_isolated(scenario_from_text(yaml, "tp"));
+    // A star of links of latency a: a route crosses two (GPU to switch, switch to GPU).
+    const double alpha = 2.0 * latency, message = tokens * hidden * 2.0;
+    const double one = 2.0 * double(t - 1) * (alpha + message / (double(t) * bandwidth));
+    // Per layer two forward and two backward all-reduces, and one after the embedding lookup.
+    const double expected = (4.0 * layers + 1.0) * one;
+    INFO("t = " << t);
+    CHECK(r["parallelism"]["t_tp_comm_s"].get<double>() == rel(expected, 0.01));
+    // Each GPU does 1 / t of the layers' FLOPs (the FLOPs counted, not their time).
+    const auto r1 = sim::run_isolated(scenario_from_text(
+        "gpu: A100-80GB\nmodel: {hidden: 2048, layers: 4, seq_len: 4096, heads: 16, ffn: gelu, tied_embeddings: true, "
+        "lm_head: true}\nbatch: {global_batch: 1, micro_batch: 1}\ncluster: {gpus: 1}\ntraining: {sharding: none}\n",
+        "one"));
+    CHECK(r["flops"].get<double>() == rel(r1["flops"].get<double>() / double(t), 1e-9));
+  }
+}
+
+TEST_CASE("a TP group split over two servers is slower by the NVLink / NIC bandwidth ratio") {
+  auto run = [](long long gpus_per_node) {
+    const std::string yaml =
+        "gpu: A100-80GB\n"
+        "model: {hidden: 4096, layers: 2, seq_len: 8192, heads: 32, ffn: gelu, tied_embeddings: true}\n"
+        "batch: {global_batch: 2, micro_batch: 1}\n"
+        "cluster:\n  gpus: 8\n  fabric: {kind: cluster, gpus_per_node: " + std::to_string(gpus_per_node) +
+        ", nvlink: {bandwidth: 300GB/s, latency: 0us}, nic: {bandwidth: 200Gb/s, latency: 0us}, leaf_ports: 32, "
+        "rail_optimized: true}\n"
+        "parallelism: {tensor: 4}\n"
+        "training: {sharding: none}\n";
+    return sim::run_isolated(scenario_from_text(yaml, "split"))["parallelism"]["t_tp_comm_s"].get<double>();
+  };
+  // 4 GPUs per server: the TP ring stays on NVLink. 2 per server: two of its four hops cross NICs.
+  CHECK(run(2) / run(4) == rel(300e9 / 25e9, 0.02));
+}
