@@ -2,6 +2,7 @@
 
 #include "architecture_cost.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace memwall::model {
@@ -46,6 +47,42 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
     stored += activation_bytes_per_layer(arch, l, tokens_per_microbatch,
                                          layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective);
   return footprint_of(count_params(arch).total, stored, gpu, plan, gpus);
+}
+
+MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayout& layout, long long stage,
+                                long long in_flight, double tokens_per_microbatch, const GpuSpec& gpu,
+                                const TrafficConstants& traffic, const TrainingPlan& plan) {
+  const bool seed = is_seed_shaped(arch);
+  const ParamCounts counts = seed ? ParamCounts{} : count_params(arch);
+  const double t = double(layout.tensor), d = double(arch.hidden);
+  const bool sp = layout.sequence_parallel;
+  double params = 0, activations = 0;
+  for (long long chunk = 0; chunk < layout.virtual_stages; ++chunk) {
+    const LayerRange range = chunk_layers(layout, stage, chunk);
+    for (long long l = range.first; l < range.last; ++l) {
+      params += seed ? params_per_layer(arch.hidden)
+                     : counts.attention + counts.norms_per_layer + (is_moe_layer(arch, l) ? counts.moe_ffn : counts.dense_ffn);
+      // Bytes per token stored by the whole layer, then this GPU's share of them.
+      const bool full = layer_recomputed(plan, l);
+      const double whole = full ? 2.0 * d
+                           : seed ? traffic.a_store_bytes_per_token_per_d * d
+                                  : activation_bytes_per_layer(arch, l, 1.0, Recompute::Selective);
+      const double replicated = sp ? 0.0 : (full ? whole : std::min(whole, 10.0 * d));
+      activations += replicated + (whole - replicated) / t;
+    }
+  }
+  // A chunk's layers for each (micro-batch, chunk) in flight: the stage's layers / v on average.
+  activations *= tokens_per_microbatch * double(in_flight) / double(layout.virtual_stages);
+  const double head = seed || !arch.lm_head || arch.tied_embeddings ? 0.0 : double(arch.vocab) * d;
+  if (stage == 0)
+    params += (seed ? embedding_params(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab})
+                    : counts.embedding - head);
+  if (stage == layout.pipeline - 1)
+    params += head;
+  TrainingPlan sharded = plan;
+  if (sharded.sharding != Sharding::None) // ZeRO-1 over the replicas: the distributed optimizer
+    sharded.sharding = Sharding::Zero1;
+  return footprint_of(params / t, activations, gpu, sharded, layout.data);
 }
 
 std::string MemoryFootprint::describe() const {

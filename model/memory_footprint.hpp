@@ -7,6 +7,7 @@
 
 #include "architecture.hpp"
 #include "gpu_spec.hpp"
+#include "parallel_layout.hpp"
 #include "traffic.hpp"
 #include "training_plan.hpp"
 #include "transformer.hpp"
@@ -34,5 +35,16 @@ MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_pe
 // inputs with recompute). A seed-shaped architecture gives the function above exactly.
 MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per_microbatch, const GpuSpec& gpu,
                                  const TrafficConstants& traffic, const TrainingPlan& plan = {}, long long gpus = 1);
+
+// One GPU of pipeline stage `stage` under tensor and pipeline parallelism: the stage's parameters / t
+// (its layers; the embeddings on the first stage, an untied LM head on the last), optimizer state
+// sharded over the data-parallel replicas with zero1; activations per Korthikanti et al. 2022 with
+// TP (Table 2: 10 of the 34 bytes per token and d stay whole on every GPU of the group without
+// sequence parallelism, all divide by t with it; a fully recomputed layer keeps its input, divided by
+// t only with sequence parallelism), for the `in_flight` (micro-batch, chunk) pairs the stage's
+// schedule holds at its peak, each a chunk's worth (stage layers / v) of layers.
+MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayout& layout, long long stage,
+                                long long in_flight, double tokens_per_microbatch, const GpuSpec& gpu,
+                                const TrafficConstants& traffic, const TrainingPlan& plan);
 
 } // namespace memwall::model

@@ -74,6 +74,9 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
     e["layers"] = l.stage_layers[st];
     for (size_t k = 0; k < all.size(); ++k)
       e[keys[k]] = count[st] > 0 ? stage[st][k] / count[st] : 0.0;
+    const model::MemoryFootprint memory = stage_memory(s, static_cast<long long>(st));
+    e["footprint_bytes"] = memory.total_bytes;
+    e["activation_bytes"] = memory.activation_bytes;
     stages.push_back(e);
   }
   p["stages"] = stages;

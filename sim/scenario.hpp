@@ -73,7 +73,10 @@ Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& c
 // a given seed. Factors are clamped to [0.05, 2].
 std::vector<double> gpu_speed_factors(const Scenario& scenario);
 
+// Per GPU; with model parallelism, the stage that needs the most (stage_memory: one stage's GPUs,
+// activations for the micro-batches its schedule holds at once).
 model::MemoryFootprint scenario_footprint(const Scenario& scenario);
+model::MemoryFootprint stage_memory(const Scenario& scenario, long long stage);
 // Throws InputError with the footprint's numbers when it exceeds HBM and nothing allows it.
 void check_memory(const Scenario& scenario, bool allow_oom);
 

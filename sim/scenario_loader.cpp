@@ -2,6 +2,7 @@
 
 #include "collectives/choice.hpp"
 #include "scenario/parallelism.hpp"
+#include "sim/pipeline/schedule.hpp"
 #include "model/input_error.hpp"
 #include "model/model_catalog.hpp"
 #include "model/seed_tables.hpp"
@@ -174,7 +175,23 @@ std::vector<double> gpu_speed_factors(const Scenario& s) {
   return factors;
 }
 
+model::MemoryFootprint stage_memory(const Scenario& s, long long stage) {
+  const model::ParallelLayout& l = s.layout;
+  const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
+  const long long in_flight =
+      pipeline::peak_in_flight(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
+  return model::stage_footprint(architecture_of(s), l, stage, in_flight, s.tokens_per_microbatch, s.gpu, s.traffic,
+                                s.training);
+}
+
 model::MemoryFootprint scenario_footprint(const Scenario& s) {
+  if (s.layout.model_parallel()) { // the stage that needs the most
+    model::MemoryFootprint worst = stage_memory(s, 0);
+    for (long long stage = 1; stage < s.layout.pipeline; ++stage)
+      if (const model::MemoryFootprint f = stage_memory(s, stage); f.total_bytes > worst.total_bytes)
+        worst = f;
+    return worst;
+  }
   return model::memory_footprint(architecture_of(s), s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus);
 }
 

@@ -100,3 +100,30 @@ TEST_CASE("a TP group split over two servers is slower by the NVLink / NIC bandw
   // 4 GPUs per server: the TP ring stays on NVLink. 2 per server: two of its four hops cross NICs.
   CHECK(run(2) / run(4) == rel(300e9 / 25e9, 0.02));
 }
+
+TEST_CASE("activation memory: GPipe holds m micro-batches, 1F1B p - s; TP with sequence parallelism divides by t") {
+  const long long p = 4, m = 16, t = 2, d = 2048, tokens = 2048;
+  auto scenario = [&](const std::string& schedule, bool sp) {
+    return scenario_from_text(
+        "gpu: A100-80GB\n"
+        "model: {hidden: 2048, layers: 8, seq_len: 2048, vocab: 32000, heads: 16, ffn: gelu, tied_embeddings: true}\n"
+        "batch: {global_batch: 16, micro_batch: 1}\n"
+        "cluster: {gpus: 8, fabric: {kind: star, bandwidth: 100GB/s, latency: 1us}}\n"
+        "parallelism: {tensor: 2, pipeline: 4, schedule: " + schedule + ", sequence_parallel: " + (sp ? "true" : "false") + "}\n"
+        "training: {sharding: none, activation_recompute: full}\n", schedule);
+  };
+  // Full recompute keeps each layer's input, 2 d bytes per token (divided over the TP group with
+  // sequence parallelism); a stage holds 2 layers.
+  const double per_microbatch = 2.0 * 2.0 * double(d) * double(tokens);
+  const sim::Scenario one_f_one_b = scenario("1f1b", false), gpipe = scenario("gpipe", false);
+  for (long long stage = 0; stage < p; ++stage) {
+    CHECK(sim::stage_memory(one_f_one_b, stage).activation_bytes == rel(double(p - stage) * per_microbatch, 1e-9));
+    CHECK(sim::stage_memory(gpipe, stage).activation_bytes == rel(double(m) * per_microbatch, 1e-9));
+  }
+  CHECK(sim::stage_memory(scenario("1f1b", true), 0).activation_bytes == rel(double(p) * per_microbatch / t, 1e-9));
+  // The weights: a stage's 2 layers of 12 d^2 (+ biases and norms) over the TP group, and the first
+  // stage also the embeddings.
+  const double layer = 12.0 * d * d;
+  CHECK(sim::stage_memory(one_f_one_b, 1).weight_bytes == rel(2.0 * 2.0 * layer / t, 0.01));
+  CHECK(sim::stage_memory(one_f_one_b, 0).weight_bytes > sim::stage_memory(one_f_one_b, 1).weight_bytes);
+}
