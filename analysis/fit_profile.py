@@ -7,7 +7,10 @@ throughput of the folder's scenarios that use that GPU. Prints the result and th
 into model/gpus.yaml. Takes a few minutes.
 
 Usage: fit_profile.py GPU_NAME SCENARIO_DIR [--memwall build/memwall] [--catalog model/gpus.yaml]
+                      [--only REGEX] [-j N]
 e.g.   fit_profile.py H100-SXM-calibrated scenarios/validation   (only that GPU's runs are used)
+       fit_profile.py A100-80GB-megatron scenarios/validation-megatron --only '^0[1-6]' -j 2
+--only keeps the scenario files whose names match; -j runs them in N processes.
 """
 import argparse
 import itertools
@@ -44,11 +47,20 @@ def with_efficiencies(catalog_text, gpu, lines):
     return "\n".join(out) + "\n"
 
 
-def errors(memwall, catalog_path, files, gpu):
+def errors(memwall, catalog_path, files, gpu, jobs=1):
     env = dict(os.environ, MEMWALL_GPU_CATALOG=catalog_path)
-    out = subprocess.run([memwall, "run", "--json", *files], env=env, check=True, capture_output=True,
-                         text=True).stdout
-    rows = [json.loads(line) for line in out.splitlines()]
+    # The files in `jobs` processes, each a slice of them; rows come back in file order.
+    slices = [files[i::jobs] for i in range(jobs) if files[i::jobs]]
+    procs = [subprocess.Popen([memwall, "run", "--json", *part], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for part in slices]
+    by_file = {}
+    for part, proc in zip(slices, procs):
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"memwall run failed: {err.strip()}")
+        for f, line in zip(part, out.splitlines()):
+            by_file[f] = json.loads(line)
+    rows = [by_file[f] for f in files]
     return [r["tokens_per_s_per_gpu"] / r["measured_tokens_per_s_per_gpu"] - 1 for r in rows
             if r["gpu"] == gpu and "measured_tokens_per_s_per_gpu" in r]
 
@@ -59,11 +71,14 @@ def main():
     p.add_argument("dir")
     p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))
     p.add_argument("--catalog", default=os.path.join(HERE, "..", "model", "gpus.yaml"))
+    p.add_argument("--only", default="", help="keep the scenario files whose names match this regex")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="memwall processes at once")
     a = p.parse_args()
     base = open(a.catalog).read()
     files = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir)
                    if f.endswith(".yaml") and re.search(rf"^gpu: {re.escape(a.gpu)}\s*$",
-                                                        open(os.path.join(a.dir, f)).read(), re.M))
+                                                        open(os.path.join(a.dir, f)).read(), re.M)
+                   and re.search(a.only, f))
     if not files:
         raise SystemExit(f"no scenario in {a.dir} uses {a.gpu}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,7 +90,7 @@ def main():
             if key not in seen:
                 with open(path, "w") as f:
                     f.write(with_efficiencies(base, a.gpu, candidate_lines(*key)))
-                errs = errors(a.memwall, path, files, a.gpu)
+                errs = errors(a.memwall, path, files, a.gpu, max(1, a.jobs))
                 seen[key] = (max(abs(e) for e in errs), errs)
             return seen[key][0]
 

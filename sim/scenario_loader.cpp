@@ -292,9 +292,12 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   s.line = root.line();
   parse_parallelism(root, s);
   // The work, estimated before anything is built: GPU phases the simulation would run.
-  const double phases = double(s.gpus) * double(s.steps) * double(s.microbatches) * double(s.shape.layers) * 4.0;
+  // (A pipeline stage runs its own layers only.)
+  const double phases = double(s.gpus) * double(s.steps) * double(s.microbatches) * double(s.shape.layers) /
+                        double(s.layout.pipeline) * 4.0;
   if (phases > kMaxSimulatedPhases)
-    root.fail(model::format("the run would simulate %.3g GPU phases (gpus x steps x microbatches x layers x 4), "
+    root.fail(model::format("the run would simulate %.3g GPU phases (gpus x steps x microbatches x layers / "
+                            "pipeline x 4), "
                             "over the limit of %.3g (see the README, Input limits)",
                             phases, kMaxSimulatedPhases));
   if (s.shape.seq_len > 0 && s.tokens_per_microbatch < double(s.shape.seq_len))
