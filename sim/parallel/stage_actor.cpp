@@ -19,7 +19,9 @@ RouteFigures route_figures(const Platform& platform, RunRecorder& recorder, sg4:
   std::vector<sg4::Link*> links;
   from->route_to(to, links, &r.latency_s);
   double pj_per_bit = 0;
+  r.bottleneck_bytes_per_s = links.empty() ? 0.0 : links.front()->get_bandwidth();
   for (const sg4::Link* link : links) {
+    r.bottleneck_bytes_per_s = std::min(r.bottleneck_bytes_per_s, link->get_bandwidth());
     const auto p = platform.pj_per_bit.find(link->get_name());
     const double link_pj = p != platform.pj_per_bit.end() ? p->second : 0.0;
     pj_per_bit += link_pj;
@@ -39,6 +41,7 @@ long long StageJob::group_of(long long stage, long long replica) const {
 namespace {
 
 sg4::Host* host_of(const StageJob& job, long long rank) { return job.platform.gpus[size_t(rank)]; }
+
 
 // Sends `bytes` from each member of `from` to the same TP rank of `to` at once and waits for all;
 // records each member's share. Returns when the last flow is done.
@@ -95,7 +98,10 @@ void StageActor::tensor_collectives(const PhaseContext& where, double all_reduce
   for (size_t i = 0; i < t; ++i)
     next[i] = members[(i + 1) % t];
   const double t_start = sg4::Engine::get_clock();
-  send_flows(job_, members, next, routes, bytes, where, trace::TracePhase::TensorComm, t_start, false);
+  if (job_.tp_ring_private[size_t(group_)]) // one flow stands for the ring's t alike, private hops
+    sg4::Comm::sendto_async(host_of(job_, members[0]), host_of(job_, next[0]), uint64_t(std::ceil(bytes)))->wait();
+  else
+    send_flows(job_, members, next, routes, bytes, where, trace::TracePhase::TensorComm, t_start, false);
   const double extra_s = (steps - 1.0) * latency_s + steps * job_.scenario.fabric.message_latency_s;
   if (extra_s > 0)
     sg4::this_actor::sleep_for(extra_s);
@@ -236,20 +242,13 @@ void StageActor::operator()() const {
 void SendActor::operator()() const {
   sg4::Actor::self()->daemonize(); // ends with the stage actors
   SendQueue& queue = forward_ ? job_.forward_sends[size_t(group_)] : job_.backward_sends[size_t(group_)];
-  std::vector<RouteFigures> routes;
-  long long routed_to = -1;
+  const std::vector<RouteFigures>& routes = (forward_ ? job_.forward_routes : job_.backward_routes)[size_t(group_)];
   while (true) {
     queue.queued->acquire();
     const PipelineSend r = queue.requests.front();
     queue.requests.pop_front();
     const std::vector<long long>& from = job_.members[size_t(group_)];
     const std::vector<long long>& to = job_.members[size_t(r.to_group)];
-    if (routed_to != r.to_group) {
-      routes.clear();
-      for (size_t i = 0; i < from.size(); ++i)
-        routes.push_back(route_figures(job_.platform, job_.recorder, host_of(job_, from[i]), host_of(job_, to[i])));
-      routed_to = r.to_group;
-    }
     send_flows(job_, from, to, routes, job_.pp_message_bytes, r.where, trace::TracePhase::PipelineSend,
                sg4::Engine::get_clock(), true);
     (r.forward ? job_.forward_in : job_.backward_in)[size_t(r.to_group)].at(r.key)->release();

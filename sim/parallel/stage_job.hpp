@@ -39,6 +39,7 @@ struct Board {
 struct RouteFigures {
   double latency_s = 0;
   double j_per_byte = 0;
+  double bottleneck_bytes_per_s = 0;
   std::vector<std::string> links;
 };
 RouteFigures route_figures(const Platform& platform, RunRecorder& recorder, simgrid::s4u::Host* from,
@@ -80,6 +81,12 @@ struct StageJob {
   // next replica (the data-parallel ring); the longest latency of each set.
   std::vector<std::vector<RouteFigures>> tp_routes, ring_routes;
   std::vector<double> tp_latency_s, ring_latency_s;
+  // Per group, per TP rank: routes to the next and the previous virtual stage's group.
+  std::vector<std::vector<RouteFigures>> forward_routes, backward_routes;
+  // Per group: its TP ring's links carry nothing else in the job, each hop its own links, all hops
+  // alike (latency, bottleneck). Then one flow stands for the ring's t flows and takes exactly their
+  // time (CM02, no cross-traffic): one SimGrid activity instead of t.
+  std::vector<bool> tp_ring_private;
 
   long long group_of(long long stage, long long replica) const;
   long long chunks() const { return scenario.layout.virtual_stages; }

@@ -4,6 +4,8 @@
 
 #include <simgrid/s4u/Actor.hpp>
 
+#include <unordered_map>
+
 namespace memwall::sim::parallel {
 
 namespace sg4 = simgrid::s4u;
@@ -87,21 +89,51 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->ring_routes.resize(groups);
   job->tp_latency_s.assign(groups, 0.0);
   job->ring_latency_s.assign(groups, 0.0);
+  job->forward_routes.resize(groups);
+  job->backward_routes.resize(groups);
+  auto route = [&](long long a, long long b) {
+    return route_figures(platform, recorder, platform.gpus[size_t(a)], platform.gpus[size_t(b)]);
+  };
+  std::unordered_map<std::string, int> link_uses; // over every route of the job
+  auto count = [&](const std::vector<RouteFigures>& routes) {
+    for (const RouteFigures& r : routes)
+      for (const std::string& link : r.links)
+        link_uses[link] += 1;
+  };
   for (size_t g = 0; g < groups; ++g) {
     const auto& mine = job->members[g];
-    const auto& next_replica = job->members[size_t(job->group_of(job->group_stage[g], (job->group_replica[g] + 1) % l.data))];
+    const long long stage = job->group_stage[g], replica = job->group_replica[g];
+    const auto& next_replica = job->members[size_t(job->group_of(stage, (replica + 1) % l.data))];
+    const auto& next_stage = job->members[size_t(job->group_of((stage + 1) % l.pipeline, replica))];
+    const auto& previous_stage = job->members[size_t(job->group_of((stage + l.pipeline - 1) % l.pipeline, replica))];
     for (size_t i = 0; i < mine.size(); ++i) {
-      sg4::Host* from = platform.gpus[size_t(mine[i])];
       if (l.tensor > 1) {
-        job->tp_routes[g].push_back(
-            route_figures(platform, recorder, from, platform.gpus[size_t(mine[(i + 1) % mine.size()])]));
+        job->tp_routes[g].push_back(route(mine[i], mine[(i + 1) % mine.size()]));
         job->tp_latency_s[g] = std::max(job->tp_latency_s[g], job->tp_routes[g].back().latency_s);
       }
       if (l.data > 1) {
-        job->ring_routes[g].push_back(route_figures(platform, recorder, from, platform.gpus[size_t(next_replica[i])]));
+        job->ring_routes[g].push_back(route(mine[i], next_replica[i]));
         job->ring_latency_s[g] = std::max(job->ring_latency_s[g], job->ring_routes[g].back().latency_s);
       }
+      if (l.pipeline > 1) {
+        job->forward_routes[g].push_back(route(mine[i], next_stage[i]));
+        job->backward_routes[g].push_back(route(mine[i], previous_stage[i]));
+      }
     }
+    for (const auto* routes : {&job->tp_routes[g], &job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g]})
+      count(*routes);
+  }
+  job->tp_ring_private.assign(groups, false);
+  for (size_t g = 0; g < groups; ++g) {
+    const auto& ring = job->tp_routes[g];
+    bool alike = !ring.empty();
+    for (const RouteFigures& r : ring) {
+      alike = alike && r.latency_s == ring.front().latency_s &&
+              r.bottleneck_bytes_per_s == ring.front().bottleneck_bytes_per_s;
+      for (const std::string& link : r.links)
+        alike = alike && link_uses[link] == 1;
+    }
+    job->tp_ring_private[g] = alike;
   }
   return job;
 }
