@@ -3,13 +3,15 @@
 folder): runs `memwall run --json` on them and prints a markdown table with each error.
 
 Usage: validation_table.py [--memwall build/memwall] [DIR] [--max-error 0.10] [--min-share 1] [--worst E]
-                           [--plot FILE.png]
+                           [--plot FILE.png] [--only REGEX] [-j N]
+--only keeps the scenario files whose names match; -j runs them in N processes (rows stay in name order).
 Exit status 1 when fewer than --min-share of the runs (default: all) are within --max-error, or when
 any run is off by more than --worst (the ctest checks); 0 otherwise.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -46,9 +48,24 @@ def main():
     p.add_argument("--min-share", type=float, default=1.0, help="share of runs that must be within --max-error")
     p.add_argument("--worst", type=float, default=float("inf"), help="no run may be off by more than this")
     p.add_argument("--plot", help="also draw predicted vs measured (log-log, one colour per GPU profile)")
+    p.add_argument("--only", default="", help="keep the scenario files whose names match this regex")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="memwall processes at once")
     a = p.parse_args()
-    out = subprocess.run([a.memwall, "run", "--json", a.dir], check=True, capture_output=True, text=True).stdout
-    rows = [json.loads(line) for line in out.splitlines()]
+    files = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir)
+                   if f.endswith((".yaml", ".yml")) and re.search(a.only, f)) if os.path.isdir(a.dir) else [a.dir]
+    jobs = max(1, a.jobs)
+    slices = [files[i::jobs] for i in range(jobs) if files[i::jobs]]
+    procs = [subprocess.Popen([a.memwall, "run", "--json", *part], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for part in slices]
+    by_file = {}
+    for part, proc in zip(slices, procs):
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            sys.stderr.write(err)
+            return proc.returncode
+        for f, line in zip(part, out.splitlines()):
+            by_file[f] = json.loads(line)
+    rows = [by_file[f] for f in files]
     print("| run | GPU profile | measured tokens/s/GPU | predicted | error |")
     print("| --- | --- | --- | --- | --- |")
     worst, checked, within = 0.0, 0, 0
@@ -60,7 +77,8 @@ def main():
         worst = max(worst, abs(error))
         checked += 1
         within += abs(error) <= a.max_error
-        print(f"| {r['name']} | {r['gpu']} | {measured:.0f} | {predicted:.0f} | {100 * error:+.1f}% |")
+        digits = 1 if measured < 100 else 0
+        print(f"| {r['name']} | {r['gpu']} | {measured:.{digits}f} | {predicted:.{digits}f} | {100 * error:+.1f}% |")
     print(f"\n{checked} published runs, {within} within {100 * a.max_error:.0f}%, largest |error| {100 * worst:.1f}%")
     ok = checked > 0 and within >= a.min_share * checked and worst <= a.worst
     if a.plot:

@@ -1,7 +1,8 @@
 // Scale benchmark: simulates the worked example's 64-GPU IB row at another size and prints wall
 // time, peak memory and simulated activities per second. One simulation per process (SimGrid).
 //
-// Usage: bench_scale SCENARIO.yaml GPUS MICROBATCHES
+// Usage: bench_scale SCENARIO.yaml GPUS MICROBATCHES   (0 0: the scenario's own, e.g. a model-parallel
+// layout, whose GPU count and batch fix each other)
 #include "model/gpu_catalog.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -19,8 +20,12 @@ int main(int argc, char** argv) {
   }
   try {
     memwall::sim::Scenario s = memwall::sim::load_scenario(argv[1], memwall::model::GpuCatalog::builtin());
-    s.gpus = std::atoll(argv[2]);
-    s.microbatches = std::atoll(argv[3]);
+    if (std::atoll(argv[2]) > 0) {
+      s.gpus = std::atoll(argv[2]);
+      s.layout.data = s.gpus;
+    }
+    if (std::atoll(argv[3]) > 0)
+      s.microbatches = std::atoll(argv[3]);
     const memwall::sim::RunResult r = memwall::sim::run_simulation(s);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
