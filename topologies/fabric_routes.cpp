@@ -34,6 +34,16 @@ size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::ed
 RouteFinder::RouteFinder(const FabricGraph& graph) : graph_(graph), edge_cost_(boost::num_edges(graph)) {
   for (auto [e, end] = boost::edges(graph); e != end; ++e)
     edge_cost_[edge_index(graph, *e)] = 1.0 / graph[*e].bytes_per_s;
+  const size_t vertices = boost::num_vertices(graph);
+  out_begin_.reserve(vertices + 1);
+  for (FabricVertex u = 0; u < vertices; ++u) {
+    out_begin_.push_back(out_target_.size());
+    for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) {
+      out_target_.push_back(boost::target(*e, graph));
+      out_cost_.push_back(1.0 / graph[*e].bytes_per_s);
+    }
+  }
+  out_begin_.push_back(out_target_.size());
 }
 
 void RouteFinder::add_load(const std::vector<RouteHop>& route) {
@@ -41,32 +51,49 @@ void RouteFinder::add_load(const std::vector<RouteHop>& route) {
     ++load_[{edge_index(graph_, hop.edge), hop.forward}];
 }
 
-const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
+RouteFinder::Search& RouteFinder::search_to(FabricVertex dst) {
   auto it = cost_cache_.find(dst);
   if (it != cost_cache_.end())
     return it->second;
   if (cost_cache_.size() >= kMaxCachedDestinations) // bound memory: N x V doubles would not fit at 16k GPUs
     cost_cache_.clear();
-  std::vector<double> cost(boost::num_vertices(graph_), kUnreachable);
-  using Item = std::pair<double, FabricVertex>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  cost[dst] = 0;
-  queue.push({0.0, dst});
-  while (!queue.empty()) {
-    const auto [c, u] = queue.top();
-    queue.pop();
+  Search& s = cost_cache_[dst];
+  s.cost.assign(boost::num_vertices(graph_), kUnreachable);
+  s.cost[dst] = 0;
+  s.queue.push({0.0, dst});
+  return s;
+}
+
+void RouteFinder::settle(Search& s, const double& radius) {
+  std::vector<double>& cost = s.cost;
+  while (!s.queue.empty()) {
+    const auto [c, u] = s.queue.top();
+    if (c > radius && !same_route_cost(c, radius))
+      return;
+    s.queue.pop();
     if (c > cost[u])
       continue;
-    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-      const FabricVertex w = boost::target(*e, graph_);
-      const double through = c + edge_cost_[edge_index(graph_, *e)];
+    for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k) {
+      const FabricVertex w = out_target_[k];
+      const double through = c + out_cost_[k];
       if (through < cost[w] && !same_route_cost(through, cost[w])) {
         cost[w] = through;
-        queue.push({through, w});
+        s.queue.push({through, w});
       }
     }
   }
-  return cost_cache_.emplace(dst, std::move(cost)).first->second;
+}
+
+const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
+  Search& s = search_to(dst);
+  settle(s, kUnreachable);
+  return s.cost;
+}
+
+const std::vector<double>& RouteFinder::costs_to(FabricVertex dst, FabricVertex src) {
+  Search& s = search_to(dst);
+  settle(s, s.cost[src]); // the radius is re-read at every pop: it shrinks as src's cost is found
+  return s.cost;
 }
 
 std::vector<int> RouteFinder::hops_to(FabricVertex dst) const {
@@ -87,7 +114,7 @@ std::vector<int> RouteFinder::hops_to(FabricVertex dst) const {
 }
 
 std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
-  const std::vector<double>& cost = costs_to(dst);
+  const std::vector<double>& cost = costs_to(dst, src);
   if (cost[src] == kUnreachable)
     throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
   std::vector<RouteHop> hops;

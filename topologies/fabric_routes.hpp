@@ -7,6 +7,7 @@
 #include "fabric_graph.hpp"
 
 #include <map>
+#include <queue>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,6 +30,11 @@ public:
   // Cost (seconds per byte along the cheapest path) from every vertex to `dst` (cached for the
   // last destinations only: the reference is valid until the next call).
   const std::vector<double>& costs_to(FabricVertex dst);
+  // The same, final for `src` and every vertex at most as far from `dst` (all a route from `src`
+  // looks at); farther ones may still be unsettled. The search from `dst` stops there and resumes
+  // for a farther source later, popping vertices in the same order as a full search, so the costs
+  // it settles are bit for bit the full search's.
+  const std::vector<double>& costs_to(FabricVertex dst, FabricVertex src);
   // Hop counts from every vertex to `dst` (not cached).
   std::vector<int> hops_to(FabricVertex dst) const;
 
@@ -36,7 +42,22 @@ private:
   static constexpr size_t kMaxCachedDestinations = 256;
   const FabricGraph& graph_;
   std::vector<double> edge_cost_; // by edge index
-  std::unordered_map<FabricVertex, std::vector<double>> cost_cache_;
+  // Out-edges in boost's order as flat arrays (target, 1 / bandwidth): the searches' inner loop.
+  std::vector<size_t> out_begin_;
+  std::vector<FabricVertex> out_target_;
+  std::vector<double> out_cost_;
+  // A Dijkstra search from a destination, resumable.
+  struct Search {
+    std::vector<double> cost;
+    std::priority_queue<std::pair<double, FabricVertex>, std::vector<std::pair<double, FabricVertex>>,
+                        std::greater<>>
+        queue;
+  };
+  Search& search_to(FabricVertex dst);
+  // Pops while the nearest unsettled vertex is at most `radius` away (up to rounding); `radius` is
+  // read again at every pop.
+  void settle(Search& s, const double& radius);
+  std::unordered_map<FabricVertex, Search> cost_cache_;
   std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
 };
 

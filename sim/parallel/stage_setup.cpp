@@ -4,6 +4,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace memwall::sim::parallel {
@@ -40,6 +41,10 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
           pairs.emplace_back(mine[i], next_replica[i]);
       }
     }
+  // By destination: the route finder searches from each destination once (it keeps a few hundred
+  // searches), instead of once per pair kind when a destination's pairs lie far apart.
+  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   return pairs;
 }
 
