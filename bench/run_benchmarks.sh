@@ -16,3 +16,9 @@ echo "wall=$(( ($(date +%s%N) - start) / 1000000 )) ms"
 rm -rf "$out"
 echo "[target <= 30 s]  4,096-GPU fat-tree cluster, hierarchical all-reduce of a 7B model + 1 micro-batch:"
 "$build/bench/bench_scale" bench/cluster-4096.yaml 4096 1
+echo "[target <= 10 s]  GPT-3 175B on 1,024 A100 (TP 8, PP 8, DP 16, 96 micro-batches per pipeline):"
+"$build/bench/bench_scale" bench/model-parallel/gpt3-175b-1024-a100.yaml 0 0
+echo "[target <= 60 s, <= 4 GiB]  GPT 1T on 3,072 A100 (TP 8, PP 64, DP 6, 512 micro-batches), Megatron-LM's Table 1 row:"
+"$build/bench/bench_scale" scenarios/validation-megatron/10-gpt-1008p0b-3072gpu.yaml 0 0
+echo "[target <= 60 s, <= 8 GiB]  Llama-3.1 405B on 16,384 H100 (TP 8, PP 16, DP 128, seq 8192, global batch 2048):"
+"$build/bench/bench_scale" bench/model-parallel/llama31-405b-16384-h100.yaml 0 0
