@@ -4,8 +4,8 @@
 // Usage: bench_scale SCENARIO.yaml GPUS MICROBATCHES   (0 0: the scenario's own, e.g. a model-parallel
 // layout, whose GPU count and batch fix each other)
 #include "model/gpu_catalog.hpp"
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/engine/simulation.hpp"
 
 #include <sys/resource.h>
 

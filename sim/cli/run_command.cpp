@@ -3,9 +3,9 @@
 #include "model/input_error.hpp"
 #include "model/seed_table_layout.hpp"
 #include "model/seed_tables.hpp"
-#include "sim/isolated_run.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "sim/output/safe_file.hpp"
-#include "sim/result_json.hpp"
+#include "sim/output/result_json.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <iostream>

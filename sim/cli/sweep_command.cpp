@@ -1,8 +1,8 @@
 #include "commands.hpp"
 
 #include "model/input_error.hpp"
-#include "sim/result_json.hpp"
-#include "sim/scenario.hpp"
+#include "sim/output/result_json.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/sweep/process_pool.hpp"
 #include "sim/sweep/progress.hpp"
 #include "sim/sweep/results_hdf5.hpp"

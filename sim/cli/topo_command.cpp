@@ -2,7 +2,7 @@
 
 #include "collectives/choice.hpp"
 #include "model/input_error.hpp"
-#include "sim/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "topologies/fabric_loader.hpp"
 #include "topologies/fabric_summary.hpp"
 

@@ -10,10 +10,10 @@
 // data-parallel gradient sync.
 #pragma once
 
-#include "phase_plan.hpp"
+#include "sim/engine/phase_plan.hpp"
 #include "pipeline/schedule.hpp"
-#include "platform_builder.hpp"
-#include "run_recorder.hpp"
+#include "sim/engine/platform_builder.hpp"
+#include "sim/engine/run_recorder.hpp"
 
 #include <simgrid/s4u/Semaphore.hpp>
 

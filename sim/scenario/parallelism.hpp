@@ -3,7 +3,7 @@
 // that everything that cannot run is refused with the numbers before anything is built.
 #pragma once
 
-#include "sim/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace memwall::sim {
 

@@ -4,7 +4,7 @@
 
 #include "model/gpu_catalog.hpp"
 #include "model/input_node.hpp"
-#include "sim/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // Also: contention on an oversubscribed fat-tree, a shared link split between flows, and the
 // hierarchical all-reduce beating the flat ring on a two-tier cluster (and `auto` picking it).
 #include "collectives/schedule.hpp"
-#include "sim/isolated_run.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "test_support.hpp"
 
 #include <cmath>

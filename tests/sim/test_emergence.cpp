@@ -1,7 +1,7 @@
 // Collective times emerge from the simulated platform. Each expectation is an alpha-beta formula
 // derived here: a ring of N GPUs on a star moves 2(N-1) chunks of D/N bytes per GPU, every chunk
 // crossing the sender's up-link and the receiver's down-link (two links, two latencies).
-#include "sim/isolated_run.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "test_support.hpp"
 
 using namespace memwall;

@@ -1,7 +1,7 @@
 // Tensor and pipeline parallelism, simulated, against hand-derived figures: the pipeline bubble of
 // GPipe, 1F1B and interleaved 1F1B on a network that costs nothing (Narayanan et al. 2021), the TP
 // collectives' alpha-beta time, a TP group split over two servers, the per-GPU share of the work.
-#include "sim/isolated_run.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "sim/scenario_text.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
 // The phase split: four phases of a layer add up to the seed's layer_step (FLOPs, bytes, time).
 #include "model/layer_cost.hpp"
-#include "sim/phase_plan.hpp"
+#include "sim/engine/phase_plan.hpp"
 #include "sim/scenario_text.hpp"
 #include "test_support.hpp"
 

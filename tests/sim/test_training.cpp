@@ -2,12 +2,12 @@
 // expectation is derived here from the algorithm (D = bf16 gradient bytes = 2P, ring on a star of
 // N GPUs: 2 (N-1)/N x bytes / B per all-reduce, (N-1)/N x bytes / B per reduce-scatter or all-gather).
 #include "model/layer_cost.hpp"
-#include "sim/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
-#include "sim/isolated_run.hpp"
-#include "sim/link_events.hpp"
-#include "sim/simulation.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/engine/link_events.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/scenario_text.hpp"
 #include "test_support.hpp"
 

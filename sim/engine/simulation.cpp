@@ -1,12 +1,12 @@
-#include "simulation.hpp"
+#include "sim/engine/simulation.hpp"
 
 #include "collectives/choice.hpp"
-#include "gpu_actor.hpp"
-#include "link_events.hpp"
+#include "sim/engine/gpu_actor.hpp"
+#include "sim/engine/link_events.hpp"
 #include "parallel/stage_setup.hpp"
-#include "platform_builder.hpp"
+#include "sim/engine/platform_builder.hpp"
 #include "topologies/fabric_loader.hpp"
-#include "trace_export.hpp"
+#include "sim/output/trace_export.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>

@@ -6,7 +6,7 @@
 // other path exists, the messages that need the link stall and the run stops with a report.
 #pragma once
 
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "topologies/fabric_graph.hpp"
 
 #include <functional>

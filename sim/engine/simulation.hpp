@@ -3,8 +3,8 @@
 #pragma once
 
 #include "model/step_metrics.hpp"
-#include "run_recorder.hpp"
-#include "scenario.hpp"
+#include "sim/engine/run_recorder.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "trace/trace_rows.hpp"
 
 #include <optional>

@@ -6,9 +6,9 @@
 #pragma once
 
 #include "collectives/schedule.hpp"
-#include "link_events.hpp"
-#include "platform_builder.hpp"
-#include "run_recorder.hpp"
+#include "sim/engine/link_events.hpp"
+#include "sim/engine/platform_builder.hpp"
+#include "sim/engine/run_recorder.hpp"
 
 #include <simgrid/s4u/Mailbox.hpp>
 

@@ -1,4 +1,4 @@
-#include "phase_plan.hpp"
+#include "sim/engine/phase_plan.hpp"
 
 #include "model/architecture_cost.hpp"
 #include "model/layer_cost.hpp"

@@ -3,8 +3,8 @@
 // stop the child and remove any half-written output, so an interrupted run leaves no file behind.
 #pragma once
 
-#include "scenario.hpp"
-#include "simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/engine/simulation.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "gpu_actor.hpp"
+#include "sim/engine/gpu_actor.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>

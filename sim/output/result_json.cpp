@@ -1,4 +1,4 @@
-#include "result_json.hpp"
+#include "sim/output/result_json.hpp"
 
 #include <array>
 

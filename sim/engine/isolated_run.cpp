@@ -1,7 +1,7 @@
-#include "isolated_run.hpp"
+#include "sim/engine/isolated_run.hpp"
 
-#include "result_json.hpp"
-#include "simulation.hpp"
+#include "sim/output/result_json.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/output/safe_file.hpp"
 
 #include <sys/prctl.h>

@@ -1,4 +1,4 @@
-#include "comm_actor.hpp"
+#include "sim/engine/comm_actor.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 

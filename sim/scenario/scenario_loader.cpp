@@ -1,7 +1,7 @@
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include "collectives/choice.hpp"
-#include "scenario/parallelism.hpp"
+#include "sim/scenario/parallelism.hpp"
 #include "sim/pipeline/schedule.hpp"
 #include "model/input_error.hpp"
 #include "model/model_catalog.hpp"

@@ -5,7 +5,7 @@
 // match up across GPUs; the compute actor waits only for the ones it needs.
 #pragma once
 
-#include "collective_runner.hpp"
+#include "sim/engine/collective_runner.hpp"
 
 #include <simgrid/s4u/Semaphore.hpp>
 

@@ -1,4 +1,4 @@
-#include "run_recorder.hpp"
+#include "sim/engine/run_recorder.hpp"
 
 namespace memwall::sim {
 

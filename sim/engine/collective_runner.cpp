@@ -1,4 +1,4 @@
-#include "collective_runner.hpp"
+#include "sim/engine/collective_runner.hpp"
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>

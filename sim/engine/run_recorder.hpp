@@ -4,7 +4,7 @@
 #pragma once
 
 #include "model/gpu_spec.hpp"
-#include "phase_plan.hpp"
+#include "sim/engine/phase_plan.hpp"
 #include "trace/trace_buffer.hpp"
 
 #include <array>

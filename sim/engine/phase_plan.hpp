@@ -6,7 +6,7 @@
 // recompute, the backward phases also carry the forward's work again.
 #pragma once
 
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <vector>
 

@@ -8,10 +8,10 @@
 // reduce-scatter right after its backward (FSDP with prefetch).
 #pragma once
 
-#include "phase_plan.hpp"
-#include "collective_runner.hpp"
-#include "comm_actor.hpp"
-#include "run_recorder.hpp"
+#include "sim/engine/phase_plan.hpp"
+#include "sim/engine/collective_runner.hpp"
+#include "sim/engine/comm_actor.hpp"
+#include "sim/engine/run_recorder.hpp"
 
 namespace memwall::sim {
 

@@ -1,6 +1,6 @@
-#include "trace_export.hpp"
+#include "sim/output/trace_export.hpp"
 
-#include "result_json.hpp"
+#include "sim/output/result_json.hpp"
 #include "topologies/fabric_loader.hpp"
 #include "trace/hdf5_trace_writer.hpp"
 #include "trace/timeline_writer.hpp"

@@ -2,7 +2,7 @@
 // writes the HDF5 trace and the Perfetto timeline that the options ask for.
 #pragma once
 
-#include "simulation.hpp"
+#include "sim/engine/simulation.hpp"
 #include "trace/trace_buffer.hpp"
 
 namespace memwall::sim {

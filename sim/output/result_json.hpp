@@ -1,7 +1,7 @@
 // RunResult <-> JSON: the `run --json` record, also how a forked simulation reports to its parent.
 #pragma once
 
-#include "simulation.hpp"
+#include "sim/engine/simulation.hpp"
 
 #include <nlohmann/json.hpp>
 

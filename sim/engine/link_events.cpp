@@ -1,4 +1,4 @@
-#include "link_events.hpp"
+#include "sim/engine/link_events.hpp"
 
 #include "model/input_error.hpp"
 

@@ -1,4 +1,4 @@
-#include "platform_builder.hpp"
+#include "sim/engine/platform_builder.hpp"
 
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
