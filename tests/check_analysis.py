@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The analysis scripts as a user runs them: `--help` on every analysis/*.py script exits 0, and the
 plot scripts draw from a sweep's results written as CSV and as HDF5, which load to the same rows
-(every number equal, the text columns equal).
+(every number equal, the text columns equal). The pipeline figure draws from a model-parallel trace
+in which every stage shows each micro-batch's forward and backward once (1F1B, 4 stages, 8
+micro-batches), and refuses a data-parallel trace with a message.
 
 Usage: check_analysis.py MEMWALL REPO_ROOT
 """
@@ -56,8 +58,54 @@ def main():
                                   os.path.join(tmp, "x.png")], capture_output=True, text=True)
         if missing.returncode != 2 or "none.h5" not in missing.stderr:
             failures.append(f"a missing results file: exit {missing.returncode}, {missing.stderr.strip()}")
+        failures += check_pipeline_figure(memwall, analysis, tmp)
     if failures:
         sys.exit("\n".join(failures[:20]))
+
+
+PIPELINE = """gpu: A100-80GB
+model: {hidden: 1024, layers: 8, seq_len: 1024}
+batch: {global_batch: 8, micro_batch: 1}
+cluster: {gpus: 8, fabric: {kind: star, bandwidth: 100GB/s, latency: 1us}}
+parallelism: {tensor: 2, pipeline: 4}
+training: {sharding: none}
+"""
+
+
+def check_pipeline_figure(memwall, analysis, tmp):
+    import plot_pipeline
+    from trace_io import Trace
+    failures = []
+    scenario, trace, png = (os.path.join(tmp, n) for n in ("pp.yaml", "pp.h5", "pp.png"))
+    open(scenario, "w").write(PIPELINE)
+    run = subprocess.run([memwall, "run", scenario, "--trace", trace], capture_output=True, text=True)
+    if run.returncode != 0:
+        return [f"memwall run --trace (pipeline): {run.stderr.strip()}"]
+    t = Trace(trace)
+    import json
+    layout = json.loads(t.attrs["parallelism"])
+    gpus = plot_pipeline.stage_gpus(layout)
+    if gpus != [0, 2, 4, 6]:
+        failures.append(f"stage GPUs {gpus}, expected [0, 2, 4, 6] (TP 2 innermost)")
+    compute = t.phases[t.stream == 0]
+    for stage, gpu in enumerate(gpus):
+        mine = compute[compute["gpu"] == gpu]
+        mine = mine[mine["t_start_s"].argsort(kind="stable")]
+        seen = sorted((g, mb) for g, mb, _, _ in plot_pipeline.blocks(mine, t.phase_names) if g in ("F", "B"))
+        if seen != sorted([("F", m) for m in range(8)] + [("B", m) for m in range(8)]):
+            failures.append(f"stage {stage}: forward/backward blocks {seen}")
+    run = subprocess.run([PY, os.path.join(analysis, "plot_pipeline.py"), trace, "--out", png], capture_output=True,
+                         text=True)
+    if run.returncode != 0 or not os.path.getsize(png) > 1000:
+        failures.append(f"plot_pipeline.py: exit {run.returncode}: {run.stderr.strip()[-300:]}")
+    dp_trace = os.path.join(tmp, "dp.h5")
+    open(scenario, "w").write(PIPELINE.replace("parallelism: {tensor: 2, pipeline: 4}\n", ""))
+    subprocess.run([memwall, "run", scenario, "--trace", dp_trace], capture_output=True, check=True)
+    run = subprocess.run([PY, os.path.join(analysis, "plot_pipeline.py"), dp_trace], capture_output=True, text=True)
+    if run.returncode == 0 or "not a model-parallel run" not in run.stderr:
+        failures.append(f"plot_pipeline.py on a data-parallel trace: exit {run.returncode}, {run.stderr.strip()}")
+    print(f"pipeline figure: {len(gpus)} stages, each micro-batch's forward and backward once")
+    return failures
 
 
 if __name__ == "__main__":

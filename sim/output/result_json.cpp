@@ -50,6 +50,10 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
   p["context"] = l.context;
   p["data"] = l.data;
   p["stage_layers"] = l.stage_layers;
+  std::vector<std::string> placement;
+  for (model::Axis axis : l.placement)
+    placement.emplace_back(model::axis_name(axis));
+  p["placement"] = placement;
   const double steps = double(s.steps);
   std::vector<std::array<double, 5>> stage(size_t(l.pipeline), std::array<double, 5>{});
   std::vector<double> count(size_t(l.pipeline), 0.0);

@@ -76,6 +76,8 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
         {"oom", footprint.fits() ? "false" : "true"},
         {"memory", footprint.describe()}};
     const nlohmann::json record = result_to_json(s, r);
+    if (record.contains("parallelism")) // the layout and per-stage breakdown, as JSON text
+      c.text_attributes["parallelism"] = record["parallelism"].dump();
     for (const auto& [key, value] : record.items()) {
       if (value.is_number())
         c.summary_numbers[key] = value.get<double>();
