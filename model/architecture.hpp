@@ -32,6 +32,10 @@ struct MoeSpec {
   long long shared_experts = 0;    // experts every token passes through (DeepSeek-MoE)
   long long every = 1;             // layer i is MoE when (i + 1) % every == 0 ...
   long long first_dense = 0;       // ... and i >= first_dense
+  // Tokens of the busiest expert over the mean (>= 1; 1: balanced routing). With expert parallelism
+  // the hot expert sits on the first GPU of each expert-parallel group, which then does that much
+  // more of the routed experts' work (and the others less, the total unchanged).
+  double imbalance = 1;
 };
 
 struct ArchitectureSpec {

@@ -60,8 +60,13 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   for (long long chunk = 0; chunk < layout.virtual_stages; ++chunk) {
     const LayerRange range = chunk_layers(layout, stage, chunk);
     for (long long l = range.first; l < range.last; ++l) {
-      params += seed ? params_per_layer(arch.hidden)
-                     : counts.attention + counts.norms_per_layer + (is_moe_layer(arch, l) ? counts.moe_ffn : counts.dense_ffn);
+      double ffn = seed ? 0.0 : (is_moe_layer(arch, l) ? counts.moe_ffn : counts.dense_ffn);
+      if (!seed && is_moe_layer(arch, l) && layout.expert > 1) { // EP holds experts / E of the routed experts
+        const double router = d * double(arch.moe.experts);
+        const double per_expert = (counts.moe_ffn - router) / double(arch.moe.experts + arch.moe.shared_experts);
+        ffn -= per_expert * double(arch.moe.experts) * (1.0 - 1.0 / double(layout.expert));
+      }
+      params += seed ? params_per_layer(arch.hidden) : counts.attention + counts.norms_per_layer + ffn;
       // Bytes per token stored by the whole layer, then this GPU's share of them.
       const bool full = layer_recomputed(plan, l);
       const double whole = full ? 2.0 * d

@@ -11,7 +11,12 @@ namespace memwall::model {
 namespace {
 
 void parse_moe(const InputNode& node, MoeSpec& moe) {
-  node.check_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts", "every", "first_dense"});
+  node.check_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts", "every", "first_dense", "imbalance"});
+  if (auto c = node.optional_child("imbalance")) {
+    moe.imbalance = c->as_positive_number();
+    if (moe.imbalance < 1)
+      c->fail("imbalance is the busiest expert's tokens over the mean: at least 1");
+  }
   if (auto c = node.optional_child("experts"))
     moe.experts = c->as_count(kMaxExperts, "experts");
   if (auto c = node.optional_child("top_k"))

@@ -115,6 +115,17 @@ StepWork plan_step_work(const Scenario& s) {
                                              (moe ? counts.moe_ffn : counts.dense_ffn);
       l.gradient_bytes = bytes_per_param * layer_params / tp;
       l.params = layer_params / tp;
+      if (moe) {
+        // Routed experts: (experts) x (one expert's weights), of the MoE FFN's router + all experts.
+        const double router = double(arch.hidden) * double(arch.moe.experts);
+        const double per_expert = (counts.moe_ffn - router) / double(arch.moe.experts + arch.moe.shared_experts);
+        l.routed_expert_params = per_expert * double(arch.moe.experts) / tp;
+        const model::LayerFlops f = model::layer_forward_flops(arch, layer);
+        const double routed_flops =
+            f.ffn * double(arch.moe.top_k) / double(arch.moe.top_k + arch.moe.shared_experts);
+        l.routed_expert_share = routed_flops / f.total();
+        l.moe = true;
+      }
       w.kinds.push_back(l);
     }
     w.kind_of[size_t(layer)] = it->second;

@@ -29,6 +29,11 @@ struct LayerWork {
   PhaseCost fwd_gemm, fwd_elementwise, bwd_gemm, bwd_elementwise;
   double gradient_bytes = 0;
   double params = 0; // on one GPU (a tensor-parallel GPU holds 1 / t of the layer)
+  // MoE layers: the routed experts' parameters among `params` (expert parallelism divides them), and
+  // their share of the layer's GEMM work (an expert load imbalance scales that share).
+  double routed_expert_params = 0;
+  double routed_expert_share = 0;
+  bool moe = false;
 };
 
 struct StepWork {

@@ -56,6 +56,8 @@ void RunRecorder::record_parallel(long long rank, const PhaseContext& where, tra
   const bool side_stream = kind == trace::TracePhase::PipelineSend;
   if (kind == trace::TracePhase::TensorComm)
     t.tp_comm_s += span_s;
+  else if (kind == trace::TracePhase::ExpertComm)
+    t.ep_comm_s += span_s;
   else if (kind == trace::TracePhase::PipelineWait)
     t.pp_wait_s += span_s;
   else if (!side_stream)

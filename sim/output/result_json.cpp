@@ -48,6 +48,7 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
   p["virtual_stages"] = l.virtual_stages;
   p["schedule"] = l.gpipe ? "gpipe" : (l.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b");
   p["context"] = l.context;
+  p["expert"] = l.expert;
   p["data"] = l.data;
   p["stage_layers"] = l.stage_layers;
   std::vector<std::string> placement;
@@ -55,12 +56,13 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
     placement.emplace_back(model::axis_name(axis));
   p["placement"] = placement;
   const double steps = double(s.steps);
-  std::vector<std::array<double, 5>> stage(size_t(l.pipeline), std::array<double, 5>{});
+  std::vector<std::array<double, 6>> stage(size_t(l.pipeline), std::array<double, 6>{});
   std::vector<double> count(size_t(l.pipeline), 0.0);
-  std::array<double, 5> all{};
+  std::array<double, 6> all{};
   for (size_t rank = 0; rank < r.per_gpu.size(); ++rank) {
     const GpuTotals& g = r.per_gpu[rank];
-    const std::array<double, 5> v{g.compute_time_s(), g.tp_comm_s, g.pp_wait_s, g.dp_comm_s, g.time_s(PhaseKind::Optimizer)};
+    const std::array<double, 6> v{g.compute_time_s(), g.tp_comm_s, g.pp_wait_s, g.dp_comm_s,
+                                  g.time_s(PhaseKind::Optimizer), g.ep_comm_s};
     const auto st = size_t(model::coords_of(l, static_cast<long long>(rank)).pipeline);
     for (size_t k = 0; k < v.size(); ++k) {
       stage[st][k] += v[k] / steps;
@@ -68,7 +70,15 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
     }
     count[st] += 1;
   }
-  static const char* const keys[] = {"t_compute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s"};
+  // The GPU that computed longest (a hot expert's, a straggler's) and how long.
+  size_t busiest = 0;
+  for (size_t rank = 1; rank < r.per_gpu.size(); ++rank)
+    if (r.per_gpu[rank].compute_time_s() > r.per_gpu[busiest].compute_time_s())
+      busiest = rank;
+  p["busiest_gpu"] = busiest;
+  p["t_compute_max_s"] = r.per_gpu.empty() ? 0.0 : r.per_gpu[busiest].compute_time_s() / steps;
+  static const char* const keys[] = {"t_compute_s",   "t_tp_comm_s", "t_pp_wait_s",
+                                     "t_dp_comm_s",   "t_optimizer_s", "t_ep_comm_s"};
   for (size_t k = 0; k < all.size(); ++k)
     p[keys[k]] = all[k];
   nlohmann::json stages = nlohmann::json::array();

@@ -111,6 +111,66 @@ void StageActor::tensor_collectives(const PhaseContext& where, double all_reduce
                                   bytes * routes[i].j_per_byte, 2);
 }
 
+PhaseCost StageActor::with_expert_load(const LayerWork& w, const PhaseCost& phase) const {
+  const double e = double(job_.scenario.layout.expert), hot = job_.scenario.arch.moe.imbalance;
+  if (!w.moe || e <= 1 || hot == 1)
+    return phase;
+  // The hot expert's GPU does `hot` times the mean routed work, the others share what is left.
+  const double load = job_.ep_rank[size_t(group_)] == 0 ? hot : (e - hot) / (e - 1.0);
+  const double scale = 1.0 + (load - 1.0) * w.routed_expert_share;
+  PhaseCost p = phase;
+  p.flops *= scale;
+  p.hbm_bytes *= scale;
+  p.roofline_flops *= scale;
+  return p;
+}
+
+void StageActor::expert_all_to_all(const PhaseContext& where, double count) const {
+  const std::vector<long long>& peers = job_.ep_peers[size_t(group_)];
+  if (peers.empty())
+    return;
+  const long long key = all_to_alls_++;
+  const double t_start = sg4::Engine::get_clock();
+  // Rendezvous: every member of the block present before the exchange, every share in before the end.
+  for (long long p : peers)
+    job_.ep_ready[size_t(p)].at(key)->release();
+  for (size_t i = 0; i < peers.size(); ++i)
+    job_.ep_ready[size_t(group_)].at(key)->acquire();
+  job_.ep_ready[size_t(group_)].ready.erase(key);
+  const std::vector<long long>& from = job_.members[size_t(group_)];
+  const double e = double(peers.size() + 1);
+  const double bytes = count * job_.ep_message_bytes / e; // to each peer, per TP rank
+  std::vector<sg4::CommPtr> comms;
+  for (size_t p = 0; p < peers.size(); ++p) {
+    const std::vector<long long>& to = job_.members[size_t(peers[p])];
+    for (size_t i = 0; i < from.size(); ++i)
+      comms.push_back(sg4::Comm::sendto_async(host_of(job_, from[i]), host_of(job_, to[i]), uint64_t(std::ceil(bytes))));
+  }
+  sg4::Comm::wait_all(comms);
+  for (long long p : peers)
+    job_.ep_received[size_t(p)].at(key)->release();
+  for (size_t i = 0; i < peers.size(); ++i)
+    job_.ep_received[size_t(group_)].at(key)->acquire();
+  job_.ep_received[size_t(group_)].ready.erase(key);
+  // The `count` all-to-alls went as one flow per pair: the others' latencies after it.
+  double latency_s = 0;
+  for (const auto& routes : job_.ep_routes[size_t(group_)])
+    for (const RouteFigures& r : routes)
+      latency_s = std::max(latency_s, r.latency_s);
+  const double extra_s = (count - 1.0) * latency_s + count * job_.scenario.fabric.message_latency_s;
+  if (extra_s > 0)
+    sg4::this_actor::sleep_for(extra_s);
+  const double t_end = sg4::Engine::get_clock();
+  const double sent = bytes * double(peers.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    double joules = 0;
+    for (size_t p = 0; p < peers.size(); ++p)
+      joules += bytes * job_.ep_routes[size_t(group_)][p][i].j_per_byte;
+    job_.recorder.record_parallel(from[i], where, trace::TracePhase::ExpertComm, t_start, t_end, sent, sent, joules,
+                                  static_cast<long long>(peers.size()));
+  }
+}
+
 void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& where) const {
   const double t_start = sg4::Engine::get_clock();
   board.at(key)->acquire();
@@ -131,9 +191,11 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
   for (long long layer = range.first; layer < range.last; ++layer) {
     const LayerWork& w = job_.work.layer(layer);
-    compute({step, op.microbatch, layer}, w.fwd_gemm);
+    compute({step, op.microbatch, layer}, with_expert_load(w, w.fwd_gemm));
     compute({step, op.microbatch, layer}, w.fwd_elementwise);
     tensor_collectives({step, op.microbatch, layer}, 2); // after attention and after the MLP
+    if (w.moe)
+      expert_all_to_all({step, op.microbatch, layer}, 2); // dispatch and combine
   }
   const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
   if (vs == last) {
@@ -162,12 +224,14 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
   for (long long layer = range.last - 1; layer >= range.first; --layer) {
     const LayerWork& w = job_.work.layer(layer);
-    compute({step, op.microbatch, layer}, w.bwd_gemm);
+    compute({step, op.microbatch, layer}, with_expert_load(w, w.bwd_gemm));
     compute({step, op.microbatch, layer}, w.bwd_elementwise);
     // The backward's two all-reduces (input gradients of the column-parallel GEMMs), and the
-    // recomputed forward's two again under full recompute.
-    tensor_collectives({step, op.microbatch, layer},
-                       model::layer_recomputed(job_.scenario.training, layer) ? 4 : 2);
+    // recomputed forward's two again under full recompute; the same for an MoE layer's all-to-alls.
+    const bool recomputed = model::layer_recomputed(job_.scenario.training, layer);
+    tensor_collectives({step, op.microbatch, layer}, recomputed ? 4 : 2);
+    if (w.moe)
+      expert_all_to_all({step, op.microbatch, layer}, recomputed ? 4 : 2);
   }
   if (vs == 0)
     return;

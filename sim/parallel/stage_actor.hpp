@@ -29,12 +29,19 @@ private:
   // all-gather pairs with sequence parallelism: the same bytes), one flow per GPU per ring step.
   void tensor_collectives(const PhaseContext& where, double all_reduces) const;
   void wait_pipeline(Board& board, long long key, const PhaseContext& where) const;
+  // An MoE layer's `count` all-to-alls over the expert-parallel group (dispatch and combine, forward
+  // and backward): every TP rank sends 1 / E of its routed tokens to each other member at once.
+  void expert_all_to_all(const PhaseContext& where, double count) const;
+  // A layer's phase on this GPU: an MoE layer's routed-expert share scaled by the load this GPU's
+  // experts get (the hot expert on expert-parallel rank 0).
+  PhaseCost with_expert_load(const LayerWork& w, const PhaseCost& phase) const;
   // Ring over the stage's replicas, per TP rank: `part` 0 reduce-scatter, 1 all-gather.
   void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const;
   long long virtual_stage(const pipeline::PipelineOp& op) const;
 
   StageJob& job_;
   long long group_;
+  mutable long long all_to_alls_ = 0; // the same sequence on every member of an expert-parallel block
 };
 
 class SendActor {

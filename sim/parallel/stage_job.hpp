@@ -87,6 +87,13 @@ struct StageJob {
   // alike (latency, bottleneck). Then one flow stands for the ring's t flows and takes exactly their
   // time (CM02, no cross-traffic): one SimGrid activity instead of t.
   std::vector<bool> tp_ring_private;
+  // Expert parallelism: per group, the other groups of its expert-parallel block (replicas
+  // e E .. e E + E - 1 of its stage), its index in the block, and per peer and TP rank the route.
+  std::vector<std::vector<long long>> ep_peers;
+  std::vector<long long> ep_rank;
+  std::vector<std::vector<std::vector<RouteFigures>>> ep_routes;
+  std::vector<Board> ep_ready, ep_received;
+  double ep_message_bytes = 0; // one all-to-all's tokens x top_k x d x 2 B per GPU, before the split
 
   long long group_of(long long stage, long long replica) const;
   long long chunks() const { return scenario.layout.virtual_stages; }

@@ -39,6 +39,11 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
         }
         if (l.data > 1)
           pairs.emplace_back(mine[i], next_replica[i]);
+        for (long long j = 0; l.expert > 1 && j < l.expert; ++j) { // the expert-parallel block's all-to-all
+          const long long peer_replica = replica / l.expert * l.expert + j;
+          if (peer_replica != replica)
+            pairs.emplace_back(mine[i], group_members(l, stage, peer_replica)[i]);
+        }
       }
     }
   // By destination: the route finder searches from each destination once (it keeps a few hundred
@@ -70,8 +75,9 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     double params = 0;
     for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
       const model::LayerRange range = model::chunk_layers(l, stage, chunk);
-      for (long long layer = range.first; layer < range.last; ++layer)
-        params += work.layer(layer).params;
+      for (long long layer = range.first; layer < range.last; ++layer) // EP splits the routed experts
+        params += work.layer(layer).params -
+                  work.layer(layer).routed_expert_params * (1.0 - 1.0 / double(l.expert));
     }
     if (stage == 0)
       params += work.embedding_params;
@@ -127,6 +133,33 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     }
     for (const auto* routes : {&job->tp_routes[g], &job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g]})
       count(*routes);
+  }
+  // Expert-parallel blocks: replicas b E .. b E + E - 1 of a stage.
+  job->ep_peers.assign(groups, {});
+  job->ep_rank.assign(groups, 0);
+  job->ep_routes.assign(groups, {});
+  job->ep_ready.resize(groups);
+  job->ep_received.resize(groups);
+  if (l.expert > 1) {
+    const model::ArchitectureSpec arch = architecture_of(s);
+    job->ep_message_bytes =
+        s.tokens_per_microbatch / double(l.tensor) * double(arch.moe.top_k) * double(s.shape.hidden) * kActivationBytesPerValue;
+    for (size_t g = 0; g < groups; ++g) {
+      const long long stage = job->group_stage[g], replica = job->group_replica[g];
+      const long long block = replica / l.expert;
+      job->ep_rank[g] = replica % l.expert;
+      for (long long j = 0; j < l.expert; ++j) {
+        const long long peer = job->group_of(stage, block * l.expert + j);
+        if (peer == static_cast<long long>(g))
+          continue;
+        job->ep_peers[g].push_back(peer);
+        std::vector<RouteFigures> routes;
+        for (size_t i = 0; i < job->members[g].size(); ++i)
+          routes.push_back(route(job->members[g][i], job->members[size_t(peer)][i]));
+        count(routes);
+        job->ep_routes[g].push_back(std::move(routes));
+      }
+    }
   }
   job->tp_ring_private.assign(groups, false);
   for (size_t g = 0; g < groups; ++g) {

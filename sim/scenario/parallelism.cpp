@@ -1,6 +1,7 @@
 #include "parallelism.hpp"
 
 #include "model/input_error.hpp"
+#include "model/seed_tables.hpp"
 
 #include <numeric>
 #include <set>
@@ -108,9 +109,18 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   if (l.context > 1)
     node.child("context").fail("context parallelism is not simulated yet (issue 13); use context: 1");
   if (l.expert > 1) {
+    const InputNode key = node.child("expert");
     if (s.arch.moe.experts == 0)
-      node.child("expert").fail("expert parallelism needs an MoE model (model.moe)");
-    node.child("expert").fail("expert parallelism is not simulated yet (issue 13); use expert: 1");
+      key.fail("expert parallelism needs an MoE model (model.moe)");
+    if (s.arch.moe.experts % l.expert != 0)
+      key.fail("expert " + n(l.expert) + " does not divide the " + n(s.arch.moe.experts) + " experts");
+    if (l.data % l.expert != 0) // expert groups are carved out of the data-parallel replicas
+      key.fail("expert " + n(l.expert) + " does not divide the data-parallel degree " + n(l.data) +
+               " (gpus / (tensor x pipeline x context)); expert groups are made of data-parallel replicas");
+    if (s.arch.moe.imbalance > double(l.expert))
+      key.fail(model::format("moe.imbalance %g exceeds the expert-parallel degree %lld: the hot GPU cannot take "
+                             "more than all of its group's routed tokens",
+                             s.arch.moe.imbalance, l.expert));
   }
 
   // Pipeline stages and their layers.

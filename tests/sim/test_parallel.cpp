@@ -127,3 +127,37 @@ TEST_CASE("activation memory: GPipe holds m micro-batches, 1F1B p - s; TP with s
   CHECK(sim::stage_memory(one_f_one_b, 1).weight_bytes == rel(2.0 * 2.0 * layer / t, 0.01));
   CHECK(sim::stage_memory(one_f_one_b, 0).weight_bytes > sim::stage_memory(one_f_one_b, 1).weight_bytes);
 }
+
+namespace {
+
+// An MoE model (every layer: 8 experts, top-2) over E expert-parallel GPUs on a star.
+std::string moe_yaml(long long e, double imbalance) {
+  return "gpu: A100-80GB\n"
+         "model: {hidden: 1024, layers: 2, seq_len: 1024, vocab: 1024, heads: 8, ffn: gelu, tied_embeddings: true,\n"
+         "        moe: {experts: 8, top_k: 2, expert_ffn_hidden: 2048, imbalance: " + std::to_string(imbalance) + "}}\n"
+         "batch: {global_batch: " + std::to_string(e) + ", micro_batch: 1}\n"
+         "cluster: {gpus: " + std::to_string(e) + ", fabric: {kind: star, bandwidth: 50GB/s, latency: 1us}}\n"
+         "parallelism: {expert: " + std::to_string(e) + "}\n"
+         "training: {sharding: none}\n";
+}
+
+} // namespace
+
+TEST_CASE("expert parallelism: an all-to-all takes (E - 1) M / (E B) + alpha; a hot expert's GPU computes longest") {
+  const long long e = 4, layers = 2;
+  const double bandwidth = 50e9, alpha = 2e-6, tokens = 1024, d = 1024, top_k = 2; // alpha: two 1 us links
+  const auto r = sim::run_isolated(scenario_from_text(moe_yaml(e, 1.0), "ep"));
+  // Each GPU sends 1 / E of its routed tokens to each of the E - 1 others at once: its up-link (and
+  // every down-link) carries (E - 1) M / E.
+  const double message = tokens * top_k * d * 2.0;
+  const double one = double(e - 1) * message / (double(e) * bandwidth) + alpha;
+  // Dispatch and combine forward, and their gradients backward, per MoE layer.
+  CHECK(r["parallelism"]["t_ep_comm_s"].get<double>() == rel(4.0 * layers * one, 0.01));
+
+  const auto hot = sim::run_isolated(scenario_from_text(moe_yaml(e, 2.0), "hot"));
+  CHECK(hot["parallelism"]["busiest_gpu"].get<long long>() == 0); // expert-parallel rank 0 holds the hot expert
+  CHECK(hot["parallelism"]["t_compute_max_s"].get<double>() > 1.05 * r["parallelism"]["t_compute_max_s"].get<double>());
+  // The same tokens in all: the mean compute is unchanged, the step waits for the hot GPU.
+  CHECK(hot["t_compute_s"].get<double>() == rel(r["t_compute_s"].get<double>(), 1e-9));
+  CHECK(hot["step_time_s"].get<double>() > r["step_time_s"].get<double>());
+}
