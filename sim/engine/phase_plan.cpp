@@ -60,10 +60,12 @@ PhaseCost optimizer_phase(const Scenario& s, double params, long long updaters) 
 
 StepWork plan_step_work(const Scenario& s) {
   const model::ArchitectureSpec arch = architecture_of(s);
+  // A GPU of a context-parallel group holds 1 / c of each sequence's tokens (attending over all of it).
+  const double tokens = s.tokens_per_microbatch / double(s.layout.context);
   // A GPU of a TP group multiplies d x d / t weights: its GEMMs are t times smaller.
   const double tp = double(s.layout.tensor);
   const bool sp = s.layout.sequence_parallel;
-  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch) / tp;
+  const double gemm_size = model::gemm_size_flops(s.shape.hidden, tokens) / tp;
   // FP8: the weight GEMMs run at the FP8 rate and its own efficiency (default: the BF16 curve's).
   auto linear_rate = [&](double size_flops) {
     const double bf16_gemm = model::gemm_efficiency_at(s.gpu, size_flops);
@@ -77,7 +79,7 @@ StepWork plan_step_work(const Scenario& s) {
   // point of the efficiency curve, which grows with GEMM size.
   Roofline head_balance = balance;
   head_balance.gemm_efficiency =
-      linear_rate(2.0 * s.tokens_per_microbatch * double(arch.hidden) * double(std::max<long long>(arch.vocab, 1)) / tp);
+      linear_rate(2.0 * tokens * double(arch.hidden) * double(std::max<long long>(arch.vocab, 1)) / tp);
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
@@ -106,7 +108,7 @@ StepWork plan_step_work(const Scenario& s) {
     const bool recomputed = model::layer_recomputed(s.training, layer);
     auto [it, added] = kind_index.emplace(std::pair{moe, recomputed}, static_cast<unsigned char>(w.kinds.size()));
     if (added) {
-      LayerWork l = phases(tensor_share(model::architecture_layer_step(arch, layer, s.tokens_per_microbatch, s.gpu,
+      LayerWork l = phases(tensor_share(model::architecture_layer_step(arch, layer, tokens, s.gpu,
                                                                        s.traffic),
                                         tp, sp),
                            recomputed, balance);
@@ -131,7 +133,7 @@ StepWork plan_step_work(const Scenario& s) {
     w.kind_of[size_t(layer)] = it->second;
   }
   // The LM head is vocabulary-parallel under TP (its logits too).
-  w.head = phases(tensor_share(model::lm_head_step(arch, s.tokens_per_microbatch, s.gpu, s.traffic), tp, true), false,
+  w.head = phases(tensor_share(model::lm_head_step(arch, tokens, s.gpu, s.traffic), tp, true), false,
                   head_balance);
   const double params = scenario_params(s);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.

@@ -58,6 +58,8 @@ void RunRecorder::record_parallel(long long rank, const PhaseContext& where, tra
     t.tp_comm_s += span_s;
   else if (kind == trace::TracePhase::ExpertComm)
     t.ep_comm_s += span_s;
+  else if (kind == trace::TracePhase::ContextComm)
+    t.cp_comm_s += span_s;
   else if (kind == trace::TracePhase::PipelineWait)
     t.pp_wait_s += span_s;
   else if (!side_stream)

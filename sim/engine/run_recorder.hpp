@@ -28,6 +28,7 @@ struct GpuTotals {
   // pipeline stage (the bubble, and any transfer not hidden), data-parallel gradient sync.
   double tp_comm_s = 0;
   double ep_comm_s = 0;
+  double cp_comm_s = 0;
   double pp_wait_s = 0;
   double dp_comm_s = 0;
   bool finished = false; // the GPU's actor ran to its end (false after a deadlock)

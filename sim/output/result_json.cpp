@@ -56,13 +56,13 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
     placement.emplace_back(model::axis_name(axis));
   p["placement"] = placement;
   const double steps = double(s.steps);
-  std::vector<std::array<double, 6>> stage(size_t(l.pipeline), std::array<double, 6>{});
+  std::vector<std::array<double, 7>> stage(size_t(l.pipeline), std::array<double, 7>{});
   std::vector<double> count(size_t(l.pipeline), 0.0);
-  std::array<double, 6> all{};
+  std::array<double, 7> all{};
   for (size_t rank = 0; rank < r.per_gpu.size(); ++rank) {
     const GpuTotals& g = r.per_gpu[rank];
-    const std::array<double, 6> v{g.compute_time_s(), g.tp_comm_s, g.pp_wait_s, g.dp_comm_s,
-                                  g.time_s(PhaseKind::Optimizer), g.ep_comm_s};
+    const std::array<double, 7> v{g.compute_time_s(), g.tp_comm_s, g.pp_wait_s, g.dp_comm_s,
+                                  g.time_s(PhaseKind::Optimizer), g.ep_comm_s, g.cp_comm_s};
     const auto st = size_t(model::coords_of(l, static_cast<long long>(rank)).pipeline);
     for (size_t k = 0; k < v.size(); ++k) {
       stage[st][k] += v[k] / steps;
@@ -78,7 +78,7 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
   p["busiest_gpu"] = busiest;
   p["t_compute_max_s"] = r.per_gpu.empty() ? 0.0 : r.per_gpu[busiest].compute_time_s() / steps;
   static const char* const keys[] = {"t_compute_s",   "t_tp_comm_s", "t_pp_wait_s",
-                                     "t_dp_comm_s",   "t_optimizer_s", "t_ep_comm_s"};
+                                     "t_dp_comm_s",   "t_optimizer_s", "t_ep_comm_s", "t_cp_comm_s"};
   for (size_t k = 0; k < all.size(); ++k)
     p[keys[k]] = all[k];
   nlohmann::json stages = nlohmann::json::array();
@@ -107,7 +107,8 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["gpus"] = s.gpus;
   j["gpu_peak_flops_per_s"] = s.gpu.peak_flops_per_s;
   // The achieved efficiencies this scenario's micro-batch gets (a curve is read at its GEMM size).
-  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch) / double(s.layout.tensor);
+  const double gemm_size = model::gemm_size_flops(s.shape.hidden, s.tokens_per_microbatch / double(s.layout.context)) /
+                           double(s.layout.tensor);
   j["gemm_efficiency"] = model::gemm_efficiency_at(s.gpu, gemm_size);
   j["attention_efficiency"] = model::attention_efficiency_at(s.gpu, gemm_size);
   j["microbatches"] = s.microbatches;

@@ -34,9 +34,7 @@ RouteFigures route_figures(const Platform& platform, RunRecorder& recorder, sg4:
   return r;
 }
 
-long long StageJob::group_of(long long stage, long long replica) const {
-  return stage * scenario.layout.data + replica;
-}
+long long StageJob::group_of(long long stage, long long slot) const { return stage * slots() + slot; }
 
 namespace {
 
@@ -171,6 +169,52 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
   }
 }
 
+StageActor::ContextExchange StageActor::context_exchange_start(double blocks) const {
+  ContextExchange x;
+  const long long c = job_.scenario.layout.context;
+  if (c < 2)
+    return x;
+  const long long slot = job_.group_replica[size_t(group_)];
+  const long long next = job_.group_of(job_.group_stage[size_t(group_)],
+                                       slot / c * c + (slot % c + 1) % c);
+  x.key = context_exchanges_++;
+  x.bytes = blocks * double(c - 1) * job_.kv_bytes;
+  x.t_start_s = sg4::Engine::get_clock();
+  const std::vector<long long>& from = job_.members[size_t(group_)];
+  const std::vector<long long>& to = job_.members[size_t(next)];
+  for (size_t i = 0; i < from.size(); ++i)
+    x.comms.push_back(sg4::Comm::sendto_async(host_of(job_, from[i]), host_of(job_, to[i]), uint64_t(std::ceil(x.bytes))));
+  return x;
+}
+
+void StageActor::context_exchange_finish(ContextExchange& x, const PhaseContext& where) const {
+  if (x.key < 0)
+    return;
+  const long long c = job_.scenario.layout.context;
+  const long long slot = job_.group_replica[size_t(group_)];
+  const long long next = job_.group_of(job_.group_stage[size_t(group_)], slot / c * c + (slot % c + 1) % c);
+  const double t_wait = sg4::Engine::get_clock();
+  sg4::Comm::wait_all(x.comms);
+  double flows_end = x.t_start_s;
+  for (const auto& comm : x.comms)
+    flows_end = std::max(flows_end, comm->get_finish_time());
+  job_.cp_received[size_t(next)].at(x.key)->release(); // my blocks are in
+  job_.cp_received[size_t(group_)].at(x.key)->acquire(); // and the previous rank's
+  job_.cp_received[size_t(group_)].ready.erase(x.key);
+  // The ring's other c - 2 steps' latencies, which overlap the compute too.
+  const double steps = x.bytes / job_.kv_bytes;
+  const double extra_s = (steps - double(steps > 0 ? 1 : 0)) * job_.cp_latency_s[size_t(group_)] +
+                         steps * job_.scenario.fabric.message_latency_s;
+  const double left_s = flows_end + extra_s - sg4::Engine::get_clock();
+  if (left_s > 0)
+    sg4::this_actor::sleep_for(left_s);
+  const double t_end = sg4::Engine::get_clock();
+  const std::vector<long long>& from = job_.members[size_t(group_)];
+  for (size_t i = 0; i < from.size(); ++i)
+    job_.recorder.record_parallel(from[i], where, trace::TracePhase::ContextComm, t_wait, t_end, x.bytes, x.bytes,
+                                  x.bytes * job_.cp_routes[size_t(group_)][i].j_per_byte, 2);
+}
+
 void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& where) const {
   const double t_start = sg4::Engine::get_clock();
   board.at(key)->acquire();
@@ -191,8 +235,10 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
   for (long long layer = range.first; layer < range.last; ++layer) {
     const LayerWork& w = job_.work.layer(layer);
+    ContextExchange kv = context_exchange_start(1);
     compute({step, op.microbatch, layer}, with_expert_load(w, w.fwd_gemm));
     compute({step, op.microbatch, layer}, w.fwd_elementwise);
+    context_exchange_finish(kv, {step, op.microbatch, layer});
     tensor_collectives({step, op.microbatch, layer}, 2); // after attention and after the MLP
     if (w.moe)
       expert_all_to_all({step, op.microbatch, layer}, 2); // dispatch and combine
@@ -224,11 +270,14 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
   for (long long layer = range.last - 1; layer >= range.first; --layer) {
     const LayerWork& w = job_.work.layer(layer);
+    const bool recomputed = model::layer_recomputed(job_.scenario.training, layer);
+    // Keys and values, and their gradients, go round again (and once more for a recomputed forward).
+    ContextExchange kv = context_exchange_start(recomputed ? 3 : 2);
     compute({step, op.microbatch, layer}, with_expert_load(w, w.bwd_gemm));
     compute({step, op.microbatch, layer}, w.bwd_elementwise);
+    context_exchange_finish(kv, {step, op.microbatch, layer});
     // The backward's two all-reduces (input gradients of the column-parallel GEMMs), and the
     // recomputed forward's two again under full recompute; the same for an MoE layer's all-to-alls.
-    const bool recomputed = model::layer_recomputed(job_.scenario.training, layer);
     tensor_collectives({step, op.microbatch, layer}, recomputed ? 4 : 2);
     if (w.moe)
       expert_all_to_all({step, op.microbatch, layer}, recomputed ? 4 : 2);
@@ -243,7 +292,7 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
 }
 
 void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const {
-  const long long data = job_.scenario.layout.data;
+  const long long data = job_.slots(); // gradients are reduced over data x context
   if (data < 2 || bytes_per_gpu <= 0)
     return;
   const long long stage = job_.group_stage[size_t(group_)], replica = job_.group_replica[size_t(group_)];

@@ -29,6 +29,16 @@ private:
   // all-gather pairs with sequence parallelism: the same bytes), one flow per GPU per ring step.
   void tensor_collectives(const PhaseContext& where, double all_reduces) const;
   void wait_pipeline(Board& board, long long key, const PhaseContext& where) const;
+  // Context parallelism (ring attention): a layer's key/value blocks go round the context group while
+  // the layer computes: `blocks` blocks of kv_bytes, c - 1 ring steps in one flow per TP rank to the
+  // next context rank. The start posts the flows; the finish waits for what the compute did not hide.
+  struct ContextExchange {
+    std::vector<simgrid::s4u::CommPtr> comms;
+    long long key = -1;
+    double bytes = 0, t_start_s = 0;
+  };
+  ContextExchange context_exchange_start(double blocks) const;
+  void context_exchange_finish(ContextExchange& x, const PhaseContext& where) const;
   // An MoE layer's `count` all-to-alls over the expert-parallel group (dispatch and combine, forward
   // and backward): every TP rank sends 1 / E of its routed tokens to each other member at once.
   void expert_all_to_all(const PhaseContext& where, double count) const;
@@ -42,6 +52,7 @@ private:
   StageJob& job_;
   long long group_;
   mutable long long all_to_alls_ = 0; // the same sequence on every member of an expert-parallel block
+  mutable long long context_exchanges_ = 0; // likewise for a context group
 };
 
 class SendActor {

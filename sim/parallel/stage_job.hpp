@@ -68,7 +68,7 @@ struct StageJob {
   RunRecorder& recorder;
   long long groups = 0;                                // TP groups: gpus / t
   std::vector<std::vector<long long>> members;         // per group: its t ranks, TP rank order
-  std::vector<long long> group_stage, group_replica;   // per group: pipeline stage, data-parallel index
+  std::vector<long long> group_stage, group_replica;   // per group: pipeline stage, slot (replica x c + context rank)
   std::vector<std::vector<pipeline::PipelineOp>> orders; // per stage
   double tp_message_bytes = 0;                         // one TP all-reduce's payload per micro-batch
   double pp_message_bytes = 0;                         // per TP rank per micro-batch
@@ -94,8 +94,15 @@ struct StageJob {
   std::vector<std::vector<std::vector<RouteFigures>>> ep_routes;
   std::vector<Board> ep_ready, ep_received;
   double ep_message_bytes = 0; // one all-to-all's tokens x top_k x d x 2 B per GPU, before the split
+  // Context parallelism: per group and TP rank the route to the next context rank (same replica),
+  // the ring's handshakes, and a layer's keys and values on one GPU (its tokens, its heads).
+  std::vector<std::vector<RouteFigures>> cp_routes;
+  std::vector<double> cp_latency_s;
+  std::vector<Board> cp_ready, cp_received;
+  double kv_bytes = 0;
 
-  long long group_of(long long stage, long long replica) const;
+  long long group_of(long long stage, long long slot) const;
+  long long slots() const { return scenario.layout.data * scenario.layout.context; }
   long long chunks() const { return scenario.layout.virtual_stages; }
   long long pipeline_key(long long step, long long microbatch, long long chunk) const {
     return (step * scenario.microbatches + microbatch) * chunks() + chunk;

@@ -13,11 +13,21 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-std::vector<long long> group_members(const model::ParallelLayout& layout, long long stage, long long replica) {
+// A slot is a (data-parallel replica, context rank) pair, replica x c + context rank: the groups of a
+// stage are its slots.
+std::vector<long long> group_members(const model::ParallelLayout& layout, long long stage, long long slot) {
   std::vector<long long> ranks;
   for (long long i = 0; i < layout.tensor; ++i)
-    ranks.push_back(model::rank_of(layout, {i, 0, replica, stage}));
+    ranks.push_back(model::rank_of(layout, {i, slot % layout.context, slot / layout.context, stage}));
   return ranks;
+}
+
+// The slot of the same context rank in replica `replica`; the next context rank of the same replica.
+long long slot_of(const model::ParallelLayout& l, long long replica, long long context) {
+  return replica * l.context + context;
+}
+long long next_context_slot(const model::ParallelLayout& l, long long slot) {
+  return slot_of(l, slot / l.context, (slot % l.context + 1) % l.context);
 }
 
 } // namespace
@@ -25,11 +35,14 @@ std::vector<long long> group_members(const model::ParallelLayout& layout, long l
 std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
   const model::ParallelLayout& l = s.layout;
   std::vector<std::pair<long long, long long>> pairs;
+  const long long slots = l.data * l.context;
   for (long long stage = 0; stage < l.pipeline; ++stage)
-    for (long long replica = 0; replica < l.data; ++replica) {
-      const auto mine = group_members(l, stage, replica);
-      const auto next_stage = group_members(l, (stage + 1) % l.pipeline, replica);
-      const auto next_replica = group_members(l, stage, (replica + 1) % l.data);
+    for (long long slot = 0; slot < slots; ++slot) {
+      const long long replica = slot / l.context, context = slot % l.context;
+      const auto mine = group_members(l, stage, slot);
+      const auto next_stage = group_members(l, (stage + 1) % l.pipeline, slot);
+      const auto next_replica = group_members(l, stage, (slot + 1) % slots); // gradients over data x context
+      const auto next_context = group_members(l, stage, next_context_slot(l, slot));
       for (size_t i = 0; i < mine.size(); ++i) {
         if (l.tensor > 1)
           pairs.emplace_back(mine[i], mine[(i + 1) % mine.size()]);
@@ -37,12 +50,14 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
           pairs.emplace_back(mine[i], next_stage[i]);
           pairs.emplace_back(next_stage[i], mine[i]);
         }
-        if (l.data > 1)
+        if (slots > 1)
           pairs.emplace_back(mine[i], next_replica[i]);
+        if (l.context > 1)
+          pairs.emplace_back(mine[i], next_context[i]);
         for (long long j = 0; l.expert > 1 && j < l.expert; ++j) { // the expert-parallel block's all-to-all
           const long long peer_replica = replica / l.expert * l.expert + j;
           if (peer_replica != replica)
-            pairs.emplace_back(mine[i], group_members(l, stage, peer_replica)[i]);
+            pairs.emplace_back(mine[i], group_members(l, stage, slot_of(l, peer_replica, context))[i]);
         }
       }
     }
@@ -57,16 +72,18 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
                                          RunRecorder& recorder) {
   const model::ParallelLayout& l = s.layout;
   auto job = std::make_unique<StageJob>(s, work, platform, recorder);
-  job->groups = l.pipeline * l.data;
+  const long long slots = job->slots();
+  job->groups = l.pipeline * slots;
   for (long long stage = 0; stage < l.pipeline; ++stage)
-    for (long long replica = 0; replica < l.data; ++replica) {
-      job->members.push_back(group_members(l, stage, replica));
+    for (long long slot = 0; slot < slots; ++slot) {
+      job->members.push_back(group_members(l, stage, slot));
       job->group_stage.push_back(stage);
-      job->group_replica.push_back(replica);
+      job->group_replica.push_back(slot);
     }
   const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
   const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
-  const long long updaters = s.training.sharding == model::Sharding::None ? 1 : l.data;
+  // The distributed optimizer shards over data x context (context ranks hold the same weights).
+  const long long updaters = s.training.sharding == model::Sharding::None ? 1 : slots;
   for (long long stage = 0; stage < l.pipeline; ++stage) {
     job->orders.push_back(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
     // A stage's parameters: its chunks' layers, the embeddings on the first stage, an untied LM head
@@ -86,7 +103,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     job->stage_gradient_bytes.push_back(bytes_per_param * params);
     job->stage_optimizer.push_back(optimizer_phase(s, params, updaters));
   }
-  const double activations = s.tokens_per_microbatch * double(s.shape.hidden) * kActivationBytesPerValue;
+  const double tokens = s.tokens_per_microbatch / double(l.context); // on one GPU of a context group
+  const double activations = tokens * double(s.shape.hidden) * kActivationBytesPerValue;
   job->tp_message_bytes = activations;
   job->pp_message_bytes = activations / double(l.tensor);
   const size_t groups = size_t(job->groups);
@@ -99,6 +117,16 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->tp_routes.resize(groups);
   job->ring_routes.resize(groups);
   job->tp_latency_s.assign(groups, 0.0);
+  job->cp_routes.resize(groups);
+  job->cp_latency_s.assign(groups, 0.0);
+  job->cp_ready.resize(groups);
+  job->cp_received.resize(groups);
+  if (l.context > 1) { // a layer's keys and values for this GPU's tokens (heads split over TP)
+    const model::ArchitectureSpec arch = architecture_of(s);
+    const double kv_width = arch.heads > 0 ? double(model::kv_heads_of(arch)) * double(arch.hidden) / double(arch.heads)
+                                           : double(arch.hidden);
+    job->kv_bytes = tokens * 2.0 * kv_width * kActivationBytesPerValue / double(l.tensor);
+  }
   job->ring_latency_s.assign(groups, 0.0);
   job->forward_routes.resize(groups);
   job->backward_routes.resize(groups);
@@ -114,7 +142,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   for (size_t g = 0; g < groups; ++g) {
     const auto& mine = job->members[g];
     const long long stage = job->group_stage[g], replica = job->group_replica[g];
-    const auto& next_replica = job->members[size_t(job->group_of(stage, (replica + 1) % l.data))];
+    const auto& next_replica = job->members[size_t(job->group_of(stage, (replica + 1) % slots))];
+    const auto& next_context = job->members[size_t(job->group_of(stage, next_context_slot(l, replica)))];
     const auto& next_stage = job->members[size_t(job->group_of((stage + 1) % l.pipeline, replica))];
     const auto& previous_stage = job->members[size_t(job->group_of((stage + l.pipeline - 1) % l.pipeline, replica))];
     for (size_t i = 0; i < mine.size(); ++i) {
@@ -122,7 +151,11 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
         job->tp_routes[g].push_back(route(mine[i], mine[(i + 1) % mine.size()]));
         job->tp_latency_s[g] = std::max(job->tp_latency_s[g], job->tp_routes[g].back().latency_s);
       }
-      if (l.data > 1) {
+      if (l.context > 1) {
+        job->cp_routes[g].push_back(route(mine[i], next_context[i]));
+        job->cp_latency_s[g] = std::max(job->cp_latency_s[g], job->cp_routes[g].back().latency_s);
+      }
+      if (slots > 1) {
         job->ring_routes[g].push_back(route(mine[i], next_replica[i]));
         job->ring_latency_s[g] = std::max(job->ring_latency_s[g], job->ring_routes[g].back().latency_s);
       }
@@ -131,7 +164,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
         job->backward_routes[g].push_back(route(mine[i], previous_stage[i]));
       }
     }
-    for (const auto* routes : {&job->tp_routes[g], &job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g]})
+    for (const auto* routes :
+         {&job->tp_routes[g], &job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g], &job->cp_routes[g]})
       count(*routes);
   }
   // Expert-parallel blocks: replicas b E .. b E + E - 1 of a stage.
@@ -143,13 +177,13 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   if (l.expert > 1) {
     const model::ArchitectureSpec arch = architecture_of(s);
     job->ep_message_bytes =
-        s.tokens_per_microbatch / double(l.tensor) * double(arch.moe.top_k) * double(s.shape.hidden) * kActivationBytesPerValue;
+        tokens / double(l.tensor) * double(arch.moe.top_k) * double(s.shape.hidden) * kActivationBytesPerValue;
     for (size_t g = 0; g < groups; ++g) {
-      const long long stage = job->group_stage[g], replica = job->group_replica[g];
-      const long long block = replica / l.expert;
+      const long long stage = job->group_stage[g], slot = job->group_replica[g];
+      const long long replica = slot / l.context, block = replica / l.expert;
       job->ep_rank[g] = replica % l.expert;
       for (long long j = 0; j < l.expert; ++j) {
-        const long long peer = job->group_of(stage, block * l.expert + j);
+        const long long peer = job->group_of(stage, slot_of(l, block * l.expert + j, slot % l.context));
         if (peer == static_cast<long long>(g))
           continue;
         job->ep_peers[g].push_back(peer);

@@ -106,8 +106,10 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   if (l.sequence_parallel && l.tensor == 1)
     node.child("sequence_parallel").fail("sequence parallelism splits the tensor-parallel group's element-wise work: "
                                          "it needs tensor > 1");
-  if (l.context > 1)
-    node.child("context").fail("context parallelism is not simulated yet (issue 13); use context: 1");
+  if (l.context > 1 && (s.arch.seq_len <= 0 || s.arch.seq_len % (2 * l.context) != 0))
+    node.child("context").fail("context " + n(l.context) + " needs model.seq_len (" + n(s.arch.seq_len) +
+                               ") to split into 2 x context = " + n(2 * l.context) +
+                               " equal chunks (each rank takes one from each end, balancing causal attention)");
   if (l.expert > 1) {
     const InputNode key = node.child("expert");
     if (s.arch.moe.experts == 0)

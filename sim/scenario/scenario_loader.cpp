@@ -180,8 +180,9 @@ model::MemoryFootprint stage_memory(const Scenario& s, long long stage) {
   const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
   const long long in_flight =
       pipeline::peak_in_flight(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
-  return model::stage_footprint(architecture_of(s), l, stage, in_flight, s.tokens_per_microbatch, s.gpu, s.traffic,
-                                s.training);
+  // A context-parallel GPU holds 1 / c of each sequence's tokens.
+  return model::stage_footprint(architecture_of(s), l, stage, in_flight, s.tokens_per_microbatch / double(l.context),
+                                s.gpu, s.traffic, s.training);
 }
 
 model::MemoryFootprint scenario_footprint(const Scenario& s) {

@@ -8,7 +8,8 @@ const char* trace_phase_name(TracePhase phase) {
   static const char* const names[kTracePhases] = {"fwd_gemm",  "fwd_elementwise", "bwd_gemm", "bwd_elementwise",
                                                   "allreduce", "optimizer",       "forward",  "backward",
                                                   "compute",   "wait",            "allgather", "reducescatter",
-                                                  "tp_comm",   "pp_wait",         "pp_send",   "ep_comm"};
+                                                  "tp_comm",   "pp_wait",         "pp_send",   "ep_comm",
+                                                  "cp_comm"};
   return names[static_cast<int>(phase)];
 }
 

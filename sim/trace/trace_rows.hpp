@@ -25,8 +25,9 @@ enum class TracePhase : uint8_t {
   PipelineWait,  // a pipeline stage waiting for its neighbour's activations or gradients (the bubble)
   PipelineSend,  // activations or gradients to the neighbouring stage (communication stream)
   ExpertComm,    // an MoE layer's all-to-all dispatch and combine over its expert-parallel group
+  ContextComm,   // a layer's key/value ring exchange (context parallelism) not hidden by its compute
 };
-inline constexpr int kTracePhases = 16;
+inline constexpr int kTracePhases = 17;
 
 // Which timeline of a GPU a phase row is on. The compute stream's rows tile [0, makespan] and carry
 // the GPU's static energy (a wait for a collective there is exposed communication); with overlap,

@@ -161,3 +161,32 @@ TEST_CASE("expert parallelism: an all-to-all takes (E - 1) M / (E B) + alpha; a 
   CHECK(hot["t_compute_s"].get<double>() == rel(r["t_compute_s"].get<double>(), 1e-9));
   CHECK(hot["step_time_s"].get<double>() > r["step_time_s"].get<double>());
 }
+
+TEST_CASE("context parallelism: 1 / c of the FLOPs per GPU; keys and values go c - 1 steps round the ring") {
+  auto yaml = [](long long c, const std::string& bandwidth) {
+    return "gpu: A100-80GB\n"
+           "model: {hidden: 2048, layers: 4, seq_len: 8192, heads: 16, kv_heads: 4, ffn: gelu, vocab: 1024,\n"
+           "        tied_embeddings: true, lm_head: true}\n"
+           "batch: {global_batch: 2, micro_batch: 1}\n"
+           "cluster: {gpus: " + std::to_string(c) + ", fabric: {kind: star, bandwidth: " + bandwidth +
+           ", latency: 1us}}\n" + (c > 1 ? "parallelism: {context: " + std::to_string(c) + "}\n" : "") +
+           "training: {sharding: none}\n";
+  };
+  const long long c = 4, layers = 4, microbatches = 2;
+  const auto one = sim::run_isolated(scenario_from_text(yaml(1, "100GB/s"), "one"));
+  const auto r = sim::run_isolated(scenario_from_text(yaml(c, "100GB/s"), "cp"));
+  // Each GPU takes 1 / c of the tokens, attending over the whole sequence: 1 / c of every FLOP.
+  CHECK(r["flops"].get<double>() == rel(one["flops"].get<double>() / double(c), 1e-9));
+  // Keys and values of a GPU's tokens: tokens / c x 2 x (kv_heads x d / heads) x 2 B per layer;
+  // forward once round the ring (c - 1 steps), backward the blocks and their gradients (twice).
+  const double kv = 8192.0 / c * 2.0 * (4.0 * 2048.0 / 16.0) * 2.0;
+  const double expected_bytes = microbatches * layers * 3.0 * double(c - 1) * kv;
+  // Gradients are all-reduced over the context ranks too: a ring of c over the model's parameters.
+  const double params = r["params"].get<double>();
+  const double gradient_ring = 2.0 * double(c - 1) / double(c) * 2.0 * params;
+  CHECK(r["bytes_sent_per_gpu"].get<double>() == rel(expected_bytes + gradient_ring, 1e-6));
+  // On a fast network the exchange hides under the layer's compute; on a slow one it shows.
+  CHECK(r["parallelism"]["t_cp_comm_s"].get<double>() < 0.01 * r["t_compute_s"].get<double>());
+  const auto slow = sim::run_isolated(scenario_from_text(yaml(c, "1GB/s"), "slow"));
+  CHECK(slow["parallelism"]["t_cp_comm_s"].get<double>() > 0.1 * slow["t_compute_s"].get<double>());
+}
