@@ -190,3 +190,15 @@ TEST_CASE("context parallelism: 1 / c of the FLOPs per GPU; keys and values go c
   const auto slow = sim::run_isolated(scenario_from_text(yaml(c, "1GB/s"), "slow"));
   CHECK(slow["parallelism"]["t_cp_comm_s"].get<double>() > 0.1 * slow["t_compute_s"].get<double>());
 }
+
+TEST_CASE("a TP group wider than a server runs, with a warning naming the server size") {
+  const auto s = scenario_from_text(
+      "gpu: A100-80GB\n"
+      "model: {hidden: 2048, layers: 4, seq_len: 2048, heads: 16, ffn: gelu, vocab: 1024, tied_embeddings: true}\n"
+      "batch: {global_batch: 1, micro_batch: 1}\n"
+      "cluster: {gpus: 16, fabric: {kind: cluster, gpus_per_node: 8, nvlink: {bandwidth: 300GB/s, latency: 1us},\n"
+      "          nic: {bandwidth: 200Gb/s, latency: 1us}, leaf_ports: 16, rail_optimized: true}}\n"
+      "parallelism: {tensor: 16}\n", "wide");
+  REQUIRE(s.warnings.size() == 1);
+  CHECK(s.warnings[0].find("tensor 16 spans more than a node's 8 GPUs") != std::string::npos);
+}
