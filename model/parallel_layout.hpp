@@ -20,6 +20,7 @@ const char* axis_name(Axis axis);
 struct ParallelLayout {
   long long tensor = 1;
   bool sequence_parallel = false;
+  bool tp_overlap = false;             // a layer's TP collectives beside its GEMMs (Megatron-LM's tp-comm-overlap)
   long long pipeline = 1;
   std::vector<long long> stage_layers; // per pipeline stage; sums to the model's layers
   long long virtual_stages = 1;        // model chunks per stage (> 1: interleaved 1F1B)

@@ -80,33 +80,53 @@ void StageActor::compute(const PhaseContext& where, const PhaseCost& phase) cons
     job_.recorder.record_phase(rank, where, phase, t_start, t_end);
 }
 
-void StageActor::tensor_collectives(const PhaseContext& where, double all_reduces) const {
+StageActor::TensorExchange StageActor::tensor_collectives_start(double all_reduces) const {
+  TensorExchange x;
   const std::vector<long long>& members = job_.members[size_t(group_)];
   const size_t t = members.size();
   if (t < 2 || all_reduces <= 0)
-    return;
+    return x;
   // A ring all-reduce is 2 (t - 1) steps of M / t per GPU. The steps of a layer's collectives are
   // aggregated into one flow per GPU (nothing else uses a TP group's links meanwhile), and the
   // latencies of the other steps are paid after it.
-  const double steps = all_reduces * 2.0 * double(t - 1);
-  const double bytes = steps * job_.tp_message_bytes / double(t);
-  const std::vector<RouteFigures>& routes = job_.tp_routes[size_t(group_)];
-  const double latency_s = job_.tp_latency_s[size_t(group_)];
-  std::vector<long long> next(t);
+  x.steps = all_reduces * 2.0 * double(t - 1);
+  x.bytes = x.steps * job_.tp_message_bytes / double(t);
+  x.t_start_s = sg4::Engine::get_clock();
+  if (job_.tp_ring_private[size_t(group_)]) { // one flow stands for the ring's t alike, private hops
+    x.comms.push_back(
+        sg4::Comm::sendto_async(host_of(job_, members[0]), host_of(job_, members[1]), uint64_t(std::ceil(x.bytes))));
+    return x;
+  }
   for (size_t i = 0; i < t; ++i)
-    next[i] = members[(i + 1) % t];
-  const double t_start = sg4::Engine::get_clock();
-  if (job_.tp_ring_private[size_t(group_)]) // one flow stands for the ring's t alike, private hops
-    sg4::Comm::sendto_async(host_of(job_, members[0]), host_of(job_, next[0]), uint64_t(std::ceil(bytes)))->wait();
-  else
-    send_flows(job_, members, next, routes, bytes, where, trace::TracePhase::TensorComm, t_start, false);
-  const double extra_s = (steps - 1.0) * latency_s + steps * job_.scenario.fabric.message_latency_s;
-  if (extra_s > 0)
-    sg4::this_actor::sleep_for(extra_s);
+    x.comms.push_back(sg4::Comm::sendto_async(host_of(job_, members[i]), host_of(job_, members[(i + 1) % t]),
+                                              uint64_t(std::ceil(x.bytes))));
+  return x;
+}
+
+void StageActor::tensor_collectives_finish(TensorExchange& x, const PhaseContext& where) const {
+  if (x.comms.empty())
+    return;
+  const std::vector<long long>& members = job_.members[size_t(group_)];
+  const double t_wait = sg4::Engine::get_clock();
+  sg4::Comm::wait_all(x.comms);
+  double flows_end = x.t_start_s;
+  for (const auto& comm : x.comms)
+    flows_end = std::max(flows_end, comm->get_finish_time());
+  const double extra_s =
+      (x.steps - 1.0) * job_.tp_latency_s[size_t(group_)] + x.steps * job_.scenario.fabric.message_latency_s;
+  const double left_s = flows_end + extra_s - sg4::Engine::get_clock();
+  if (left_s > 0)
+    sg4::this_actor::sleep_for(left_s);
   const double t_end = sg4::Engine::get_clock();
-  for (size_t i = 0; i < t; ++i)
-    job_.recorder.record_parallel(members[i], where, trace::TracePhase::TensorComm, t_start, t_end, bytes, bytes,
-                                  bytes * routes[i].j_per_byte, 2);
+  const std::vector<RouteFigures>& routes = job_.tp_routes[size_t(group_)];
+  for (size_t i = 0; i < members.size(); ++i) // the time waited for it: all of it unless overlapped
+    job_.recorder.record_parallel(members[i], where, trace::TracePhase::TensorComm, t_wait, t_end, x.bytes, x.bytes,
+                                  x.bytes * routes[i].j_per_byte, 2);
+}
+
+void StageActor::tensor_collectives(const PhaseContext& where, double all_reduces) const {
+  TensorExchange x = tensor_collectives_start(all_reduces);
+  tensor_collectives_finish(x, where);
 }
 
 PhaseCost StageActor::with_expert_load(const LayerWork& w, const PhaseCost& phase) const {
@@ -233,13 +253,19 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
   else // the embedding lookup's output is all-reduced over the TP group (vocabulary-parallel)
     tensor_collectives({step, op.microbatch, 0}, 1);
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
+  const bool overlap_tp = layout.tp_overlap;
   for (long long layer = range.first; layer < range.last; ++layer) {
     const LayerWork& w = job_.work.layer(layer);
     ContextExchange kv = context_exchange_start(1);
+    // After attention and after the MLP; with tp_overlap, beside the layer's GEMMs.
+    TensorExchange tp = overlap_tp ? tensor_collectives_start(2) : TensorExchange{};
     compute({step, op.microbatch, layer}, with_expert_load(w, w.fwd_gemm));
     compute({step, op.microbatch, layer}, w.fwd_elementwise);
     context_exchange_finish(kv, {step, op.microbatch, layer});
-    tensor_collectives({step, op.microbatch, layer}, 2); // after attention and after the MLP
+    if (overlap_tp)
+      tensor_collectives_finish(tp, {step, op.microbatch, layer});
+    else
+      tensor_collectives({step, op.microbatch, layer}, 2);
     if (w.moe)
       expert_all_to_all({step, op.microbatch, layer}, 2); // dispatch and combine
   }
@@ -268,17 +294,22 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
                   {step, op.microbatch, -1});
   }
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
+  const bool overlap_tp = layout.tp_overlap;
   for (long long layer = range.last - 1; layer >= range.first; --layer) {
     const LayerWork& w = job_.work.layer(layer);
     const bool recomputed = model::layer_recomputed(job_.scenario.training, layer);
     // Keys and values, and their gradients, go round again (and once more for a recomputed forward).
     ContextExchange kv = context_exchange_start(recomputed ? 3 : 2);
+    // The backward's two all-reduces (input gradients of the column-parallel GEMMs), and the
+    // recomputed forward's two again under full recompute; the same for an MoE layer's all-to-alls.
+    TensorExchange tp = overlap_tp ? tensor_collectives_start(recomputed ? 4 : 2) : TensorExchange{};
     compute({step, op.microbatch, layer}, with_expert_load(w, w.bwd_gemm));
     compute({step, op.microbatch, layer}, w.bwd_elementwise);
     context_exchange_finish(kv, {step, op.microbatch, layer});
-    // The backward's two all-reduces (input gradients of the column-parallel GEMMs), and the
-    // recomputed forward's two again under full recompute; the same for an MoE layer's all-to-alls.
-    tensor_collectives({step, op.microbatch, layer}, recomputed ? 4 : 2);
+    if (overlap_tp)
+      tensor_collectives_finish(tp, {step, op.microbatch, layer});
+    else
+      tensor_collectives({step, op.microbatch, layer}, recomputed ? 4 : 2);
     if (w.moe)
       expert_all_to_all({step, op.microbatch, layer}, recomputed ? 4 : 2);
   }

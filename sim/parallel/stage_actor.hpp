@@ -28,6 +28,14 @@ private:
   // A layer's TP collectives: `all_reduces` all-reduces of the activations (reduce-scatter +
   // all-gather pairs with sequence parallelism: the same bytes), one flow per GPU per ring step.
   void tensor_collectives(const PhaseContext& where, double all_reduces) const;
+  // The same in two halves, so that a layer's compute can run in between (tp_overlap): the start posts
+  // the flows, the finish waits for them and for the other steps' latencies, recording the wait.
+  struct TensorExchange {
+    std::vector<simgrid::s4u::CommPtr> comms;
+    double bytes = 0, steps = 0, t_start_s = 0;
+  };
+  TensorExchange tensor_collectives_start(double all_reduces) const;
+  void tensor_collectives_finish(TensorExchange& x, const PhaseContext& where) const;
   void wait_pipeline(Board& board, long long key, const PhaseContext& where) const;
   // Context parallelism (ring attention): a layer's key/value blocks go round the context group while
   // the layer computes: `blocks` blocks of kv_bytes, c - 1 ring steps in one flow per TP rank to the

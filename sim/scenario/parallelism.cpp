@@ -79,8 +79,8 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
     return;
   }
   const InputNode node = root.child("parallelism");
-  node.check_keys({"tensor", "sequence_parallel", "pipeline", "stage_layers", "virtual_stages", "schedule", "context",
-                   "expert", "placement"});
+  node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
+                   "schedule", "context", "expert", "placement"});
   auto degree = [&](const char* key) {
     return node.has(key) ? node.child(key).as_count(kMaxGpus, "GPUs") : 1LL;
   };
@@ -91,6 +91,8 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   l.virtual_stages = node.has("virtual_stages") ? node.child("virtual_stages").as_count(kMaxLayers, "chunks") : 1;
   if (auto c = node.optional_child("sequence_parallel"))
     l.sequence_parallel = c->as_bool();
+  if (auto c = node.optional_child("tp_overlap"))
+    l.tp_overlap = c->as_bool();
   if (auto c = node.optional_child("schedule"))
     l.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
   if (auto c = node.optional_child("placement"))

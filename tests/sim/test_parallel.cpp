@@ -202,3 +202,23 @@ TEST_CASE("a TP group wider than a server runs, with a warning naming the server
   REQUIRE(s.warnings.size() == 1);
   CHECK(s.warnings[0].find("tensor 16 spans more than a node's 8 GPUs") != std::string::npos);
 }
+
+TEST_CASE("tp_overlap: a layer's TP collectives beside its GEMMs; the step saves what they no longer expose") {
+  auto run = [](bool overlap) {
+    return sim::run_isolated(scenario_from_text(
+        "gpu: A100-80GB\n"
+        "model: {hidden: 4096, layers: 4, seq_len: 4096, heads: 32, ffn: gelu, vocab: 1024, tied_embeddings: true}\n"
+        "batch: {global_batch: 1, micro_batch: 1}\n"
+        "cluster: {gpus: 4, fabric: {kind: nvlink-node, bandwidth: 300GB/s, latency: 1us}}\n"
+        "parallelism: {tensor: 4, tp_overlap: " + std::string(overlap ? "true" : "false") + "}\n"
+        "training: {sharding: none}\n", "overlap"));
+  };
+  const auto plain = run(false), overlapped = run(true);
+  const double exposed = plain["parallelism"]["t_tp_comm_s"].get<double>();
+  const double left = overlapped["parallelism"]["t_tp_comm_s"].get<double>();
+  // Precondition: a layer's collectives are shorter than its compute, so only the embedding's
+  // (1 of 4 L + 1 all-reduces, not beside any GEMM) stays exposed.
+  CHECK(left == rel(exposed / 17.0, 0.01));
+  CHECK(plain["step_time_s"].get<double>() - overlapped["step_time_s"].get<double>() == rel(exposed - left, 0.01));
+  CHECK(overlapped["t_compute_s"].get<double>() == rel(plain["t_compute_s"].get<double>(), 1e-12));
+}
