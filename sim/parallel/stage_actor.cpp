@@ -41,15 +41,21 @@ namespace {
 sg4::Host* host_of(const StageJob& job, long long rank) { return job.platform.gpus[size_t(rank)]; }
 
 
+// Starts a flow of `bytes` from each GPU of `from` to the GPU of the same TP rank in `to`, adding
+// them to `comms`.
+void post_flows(const StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
+                double bytes, std::vector<sg4::CommPtr>& comms) {
+  for (size_t i = 0; i < from.size(); ++i)
+    comms.push_back(sg4::Comm::sendto_async(host_of(job, from[i]), host_of(job, to[i]), uint64_t(std::ceil(bytes))));
+}
+
 // Sends `bytes` from each member of `from` to the same TP rank of `to` at once and waits for all;
-// records each member's share. Returns when the last flow is done.
+// with `record_now`, records each member's share. Returns when the last flow is done.
 void send_flows(StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
                 const std::vector<RouteFigures>& routes, double bytes, const PhaseContext& where,
                 trace::TracePhase kind, double t_start_s, bool record_now) {
   std::vector<sg4::CommPtr> comms;
-  comms.reserve(from.size());
-  for (size_t i = 0; i < from.size(); ++i)
-    comms.push_back(sg4::Comm::sendto_async(host_of(job, from[i]), host_of(job, to[i]), uint64_t(std::ceil(bytes))));
+  post_flows(job, from, to, bytes, comms);
   sg4::Comm::wait_all(comms);
   if (!record_now)
     return;
@@ -92,14 +98,12 @@ StageActor::TensorExchange StageActor::tensor_collectives_start(double all_reduc
   x.steps = all_reduces * 2.0 * double(t - 1);
   x.bytes = x.steps * job_.tp_message_bytes / double(t);
   x.t_start_s = sg4::Engine::get_clock();
-  if (job_.tp_ring_private[size_t(group_)]) { // one flow stands for the ring's t alike, private hops
-    x.comms.push_back(
-        sg4::Comm::sendto_async(host_of(job_, members[0]), host_of(job_, members[1]), uint64_t(std::ceil(x.bytes))));
-    return x;
-  }
-  for (size_t i = 0; i < t; ++i)
-    x.comms.push_back(sg4::Comm::sendto_async(host_of(job_, members[i]), host_of(job_, members[(i + 1) % t]),
-                                              uint64_t(std::ceil(x.bytes))));
+  // With private, alike hops one flow (the first hop) stands for the ring's t.
+  const size_t flows = job_.tp_ring_private[size_t(group_)] ? 1 : t;
+  std::vector<long long> from(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(flows)), to;
+  for (size_t i = 0; i < flows; ++i)
+    to.push_back(members[(i + 1) % t]);
+  post_flows(job_, from, to, x.bytes, x.comms);
   return x;
 }
 
@@ -159,11 +163,8 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
   const double e = double(peers.size() + 1);
   const double bytes = count * job_.ep_message_bytes / e; // to each peer, per TP rank
   std::vector<sg4::CommPtr> comms;
-  for (size_t p = 0; p < peers.size(); ++p) {
-    const std::vector<long long>& to = job_.members[size_t(peers[p])];
-    for (size_t i = 0; i < from.size(); ++i)
-      comms.push_back(sg4::Comm::sendto_async(host_of(job_, from[i]), host_of(job_, to[i]), uint64_t(std::ceil(bytes))));
-  }
+  for (long long peer : peers)
+    post_flows(job_, from, job_.members[size_t(peer)], bytes, comms);
   sg4::Comm::wait_all(comms);
   for (long long p : peers)
     job_.ep_received[size_t(p)].at(key)->release();
@@ -171,11 +172,8 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
     job_.ep_received[size_t(group_)].at(key)->acquire();
   job_.ep_received[size_t(group_)].ready.erase(key);
   // The `count` all-to-alls went as one flow per pair: the others' latencies after it.
-  double latency_s = 0;
-  for (const auto& routes : job_.ep_routes[size_t(group_)])
-    for (const RouteFigures& r : routes)
-      latency_s = std::max(latency_s, r.latency_s);
-  const double extra_s = (count - 1.0) * latency_s + count * job_.scenario.fabric.message_latency_s;
+  const double extra_s =
+      (count - 1.0) * job_.ep_latency_s[size_t(group_)] + count * job_.scenario.fabric.message_latency_s;
   if (extra_s > 0)
     sg4::this_actor::sleep_for(extra_s);
   const double t_end = sg4::Engine::get_clock();
@@ -195,30 +193,23 @@ StageActor::ContextExchange StageActor::context_exchange_start(double blocks) co
   if (c < 2)
     return x;
   const long long slot = job_.group_replica[size_t(group_)];
-  const long long next = job_.group_of(job_.group_stage[size_t(group_)],
-                                       slot / c * c + (slot % c + 1) % c);
+  x.next_group = job_.group_of(job_.group_stage[size_t(group_)], slot / c * c + (slot % c + 1) % c);
   x.key = context_exchanges_++;
   x.bytes = blocks * double(c - 1) * job_.kv_bytes;
   x.t_start_s = sg4::Engine::get_clock();
-  const std::vector<long long>& from = job_.members[size_t(group_)];
-  const std::vector<long long>& to = job_.members[size_t(next)];
-  for (size_t i = 0; i < from.size(); ++i)
-    x.comms.push_back(sg4::Comm::sendto_async(host_of(job_, from[i]), host_of(job_, to[i]), uint64_t(std::ceil(x.bytes))));
+  post_flows(job_, job_.members[size_t(group_)], job_.members[size_t(x.next_group)], x.bytes, x.comms);
   return x;
 }
 
 void StageActor::context_exchange_finish(ContextExchange& x, const PhaseContext& where) const {
   if (x.key < 0)
     return;
-  const long long c = job_.scenario.layout.context;
-  const long long slot = job_.group_replica[size_t(group_)];
-  const long long next = job_.group_of(job_.group_stage[size_t(group_)], slot / c * c + (slot % c + 1) % c);
   const double t_wait = sg4::Engine::get_clock();
   sg4::Comm::wait_all(x.comms);
   double flows_end = x.t_start_s;
   for (const auto& comm : x.comms)
     flows_end = std::max(flows_end, comm->get_finish_time());
-  job_.cp_received[size_t(next)].at(x.key)->release(); // my blocks are in
+  job_.cp_received[size_t(x.next_group)].at(x.key)->release(); // my blocks are in
   job_.cp_received[size_t(group_)].at(x.key)->acquire(); // and the previous rank's
   job_.cp_received[size_t(group_)].ready.erase(x.key);
   // The ring's other c - 2 steps' latencies, which overlap the compute too.
@@ -253,21 +244,11 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
   else // the embedding lookup's output is all-reduced over the TP group (vocabulary-parallel)
     tensor_collectives({step, op.microbatch, 0}, 1);
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
-  const bool overlap_tp = layout.tp_overlap;
   for (long long layer = range.first; layer < range.last; ++layer) {
     const LayerWork& w = job_.work.layer(layer);
-    ContextExchange kv = context_exchange_start(1);
-    // After attention and after the MLP; with tp_overlap, beside the layer's GEMMs.
-    TensorExchange tp = overlap_tp ? tensor_collectives_start(2) : TensorExchange{};
-    compute({step, op.microbatch, layer}, with_expert_load(w, w.fwd_gemm));
-    compute({step, op.microbatch, layer}, w.fwd_elementwise);
-    context_exchange_finish(kv, {step, op.microbatch, layer});
-    if (overlap_tp)
-      tensor_collectives_finish(tp, {step, op.microbatch, layer});
-    else
-      tensor_collectives({step, op.microbatch, layer}, 2);
-    if (w.moe)
-      expert_all_to_all({step, op.microbatch, layer}, 2); // dispatch and combine
+    // Keys and values once round the context group; two TP all-reduces (after attention and after
+    // the MLP); an MoE layer's dispatch and combine.
+    layer_pass({step, op.microbatch, layer}, w, w.fwd_gemm, w.fwd_elementwise, 1, 2);
   }
   const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
   if (vs == last) {
@@ -275,11 +256,31 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
     compute(where, job_.work.head.fwd_elementwise);
     return;
   }
-  const long long to_stage = (vs + 1) % layout.pipeline;
-  SendQueue& q = job_.forward_sends[size_t(group_)];
-  q.requests.push_back({job_.pipeline_key(step, op.microbatch, (vs + 1) / layout.pipeline), {step, op.microbatch, -1},
-                        job_.group_of(to_stage, job_.group_replica[size_t(group_)]), true, false});
+  send_to_virtual_stage(step, op.microbatch, vs + 1, true);
+}
+
+void StageActor::send_to_virtual_stage(long long step, long long microbatch, long long to, bool forward) const {
+  const long long p = job_.scenario.layout.pipeline;
+  SendQueue& q = (forward ? job_.forward_sends : job_.backward_sends)[size_t(group_)];
+  q.requests.push_back({job_.pipeline_key(step, microbatch, to / p), {step, microbatch, -1},
+                        job_.group_of(to % p, job_.group_replica[size_t(group_)]), forward});
   q.queued->release();
+}
+
+void StageActor::layer_pass(const PhaseContext& where, const LayerWork& w, const PhaseCost& gemm,
+                            const PhaseCost& elementwise, double kv_blocks, double all_reduces) const {
+  ContextExchange kv = context_exchange_start(kv_blocks);
+  const bool overlap_tp = job_.scenario.layout.tp_overlap; // the collectives beside the GEMMs
+  TensorExchange tp = overlap_tp ? tensor_collectives_start(all_reduces) : TensorExchange{};
+  compute(where, with_expert_load(w, gemm));
+  compute(where, elementwise);
+  context_exchange_finish(kv, where);
+  if (overlap_tp)
+    tensor_collectives_finish(tp, where);
+  else
+    tensor_collectives(where, all_reduces);
+  if (w.moe)
+    expert_all_to_all(where, all_reduces);
 }
 
 void StageActor::backward(long long step, const pipeline::PipelineOp& op) const {
@@ -294,32 +295,17 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
                   {step, op.microbatch, -1});
   }
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
-  const bool overlap_tp = layout.tp_overlap;
   for (long long layer = range.last - 1; layer >= range.first; --layer) {
     const LayerWork& w = job_.work.layer(layer);
     const bool recomputed = model::layer_recomputed(job_.scenario.training, layer);
-    // Keys and values, and their gradients, go round again (and once more for a recomputed forward).
-    ContextExchange kv = context_exchange_start(recomputed ? 3 : 2);
-    // The backward's two all-reduces (input gradients of the column-parallel GEMMs), and the
-    // recomputed forward's two again under full recompute; the same for an MoE layer's all-to-alls.
-    TensorExchange tp = overlap_tp ? tensor_collectives_start(recomputed ? 4 : 2) : TensorExchange{};
-    compute({step, op.microbatch, layer}, with_expert_load(w, w.bwd_gemm));
-    compute({step, op.microbatch, layer}, w.bwd_elementwise);
-    context_exchange_finish(kv, {step, op.microbatch, layer});
-    if (overlap_tp)
-      tensor_collectives_finish(tp, {step, op.microbatch, layer});
-    else
-      tensor_collectives({step, op.microbatch, layer}, recomputed ? 4 : 2);
-    if (w.moe)
-      expert_all_to_all({step, op.microbatch, layer}, recomputed ? 4 : 2);
+    // Keys and values and their gradients round the context group (once more for a recomputed
+    // forward); the backward's two TP all-reduces (input gradients of the column-parallel GEMMs) and
+    // the recomputed forward's two again; the same for an MoE layer's all-to-alls.
+    layer_pass({step, op.microbatch, layer}, w, w.bwd_gemm, w.bwd_elementwise, recomputed ? 3 : 2,
+               recomputed ? 4 : 2);
   }
-  if (vs == 0)
-    return;
-  const long long to_stage = (vs - 1) % layout.pipeline;
-  SendQueue& q = job_.backward_sends[size_t(group_)];
-  q.requests.push_back({job_.pipeline_key(step, op.microbatch, (vs - 1) / layout.pipeline), {step, op.microbatch, -1},
-                        job_.group_of(to_stage, job_.group_replica[size_t(group_)]), false, false});
-  q.queued->release();
+  if (vs > 0)
+    send_to_virtual_stage(step, op.microbatch, vs - 1, false);
 }
 
 void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const {

@@ -42,7 +42,7 @@ private:
   // next context rank. The start posts the flows; the finish waits for what the compute did not hide.
   struct ContextExchange {
     std::vector<simgrid::s4u::CommPtr> comms;
-    long long key = -1;
+    long long key = -1, next_group = -1;
     double bytes = 0, t_start_s = 0;
   };
   ContextExchange context_exchange_start(double blocks) const;
@@ -56,6 +56,13 @@ private:
   // Ring over the stage's replicas, per TP rank: `part` 0 reduce-scatter, 1 all-gather.
   void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const;
   long long virtual_stage(const pipeline::PipelineOp& op) const;
+  // One layer's forward or backward pass: its GEMM and element-wise phases, with `kv_blocks` of key /
+  // value traffic round the context group beside them, then `all_reduces` TP all-reduces (beside the
+  // GEMMs with tp_overlap) and, for an MoE layer, as many all-to-alls.
+  void layer_pass(const PhaseContext& where, const LayerWork& w, const PhaseCost& gemm, const PhaseCost& elementwise,
+                  double kv_blocks, double all_reduces) const;
+  // Hands activations (forward) or gradients to virtual stage `to` on the send stream.
+  void send_to_virtual_stage(long long step, long long microbatch, long long to, bool forward) const;
 
   StageJob& job_;
   long long group_;

@@ -51,7 +51,6 @@ struct PipelineSend {
   PhaseContext where;   // for the record
   long long to_group = 0;
   bool forward = true;  // activations (forward) or gradients (backward)
-  bool stop = false;    // the group is done: the stream ends
 };
 
 struct SendQueue {
@@ -92,6 +91,7 @@ struct StageJob {
   std::vector<std::vector<long long>> ep_peers;
   std::vector<long long> ep_rank;
   std::vector<std::vector<std::vector<RouteFigures>>> ep_routes;
+  std::vector<double> ep_latency_s; // the longest of a group's all-to-all routes
   std::vector<Board> ep_ready, ep_received;
   double ep_message_bytes = 0; // one all-to-all's tokens x top_k x d x 2 B per GPU, before the split
   // Context parallelism: per group and TP rank the route to the next context rank (same replica),

@@ -43,6 +43,10 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
       const auto next_stage = group_members(l, (stage + 1) % l.pipeline, slot);
       const auto next_replica = group_members(l, stage, (slot + 1) % slots); // gradients over data x context
       const auto next_context = group_members(l, stage, next_context_slot(l, slot));
+      std::vector<std::vector<long long>> expert_peers; // the other members of the expert-parallel block
+      for (long long j = 0; l.expert > 1 && j < l.expert; ++j)
+        if (const long long peer_replica = replica / l.expert * l.expert + j; peer_replica != replica)
+          expert_peers.push_back(group_members(l, stage, slot_of(l, peer_replica, context)));
       for (size_t i = 0; i < mine.size(); ++i) {
         if (l.tensor > 1)
           pairs.emplace_back(mine[i], mine[(i + 1) % mine.size()]);
@@ -54,11 +58,8 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
           pairs.emplace_back(mine[i], next_replica[i]);
         if (l.context > 1)
           pairs.emplace_back(mine[i], next_context[i]);
-        for (long long j = 0; l.expert > 1 && j < l.expert; ++j) { // the expert-parallel block's all-to-all
-          const long long peer_replica = replica / l.expert * l.expert + j;
-          if (peer_replica != replica)
-            pairs.emplace_back(mine[i], group_members(l, stage, slot_of(l, peer_replica, context))[i]);
-        }
+        for (const auto& peer : expert_peers)
+          pairs.emplace_back(mine[i], peer[i]);
       }
     }
   // By destination: the route finder searches from each destination once (it keeps a few hundred
@@ -172,6 +173,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->ep_peers.assign(groups, {});
   job->ep_rank.assign(groups, 0);
   job->ep_routes.assign(groups, {});
+  job->ep_latency_s.assign(groups, 0.0);
   job->ep_ready.resize(groups);
   job->ep_received.resize(groups);
   if (l.expert > 1) {
@@ -188,8 +190,10 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
           continue;
         job->ep_peers[g].push_back(peer);
         std::vector<RouteFigures> routes;
-        for (size_t i = 0; i < job->members[g].size(); ++i)
+        for (size_t i = 0; i < job->members[g].size(); ++i) {
           routes.push_back(route(job->members[g][i], job->members[size_t(peer)][i]));
+          job->ep_latency_s[g] = std::max(job->ep_latency_s[g], routes.back().latency_s);
+        }
         count(routes);
         job->ep_routes[g].push_back(std::move(routes));
       }
