@@ -14,7 +14,11 @@ FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
                                 std::to_string(gpus) + ")");
   const long long nodes = gpus / g;
   const long long endpoints = c.nic_per_gpu ? gpus : nodes; // NICs
-  const long long leaves = (endpoints + c.leaf_ports - 1) / c.leaf_ports;
+  // Rail-optimized: each rail has its own leaves (a group of leaf_ports nodes per leaf), so a rail
+  // never shares a leaf with another, even when the nodes do not fill the last group.
+  const bool by_rail = c.rail_optimized && c.nic_per_gpu;
+  const long long leaves = by_rail ? g * ((nodes + c.leaf_ports - 1) / c.leaf_ports)
+                                   : (endpoints + c.leaf_ports - 1) / c.leaf_ports;
   const long long uplinks = std::max(1LL, static_cast<long long>(std::llround(double(c.leaf_ports) / c.oversubscription)));
   const LinkFigures up{c.uplink.bytes_per_s > 0 ? c.uplink.bytes_per_s : c.nic.bytes_per_s, c.uplink.latency_s,
                        c.uplink.pj_per_bit};
@@ -42,10 +46,8 @@ FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
   auto leaf_of = [&](long long node, long long local) -> long long {
     if (c.round_robin_placement)
       return node % leaves;
-    if (c.rail_optimized && c.nic_per_gpu) {
-      const long long groups = (nodes + c.leaf_ports - 1) / c.leaf_ports;
-      return (local * groups + node / c.leaf_ports) % leaves;
-    }
+    if (by_rail)
+      return local * ((nodes + c.leaf_ports - 1) / c.leaf_ports) + node / c.leaf_ports;
     const long long nic = c.nic_per_gpu ? node * g + local : node;
     return nic / c.leaf_ports;
   };
