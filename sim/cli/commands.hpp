@@ -44,6 +44,17 @@ struct MergeOptions {
 };
 
 int merge_command(const MergeOptions& options);
+
+struct PlanOptions {
+  std::string file;
+  std::string out;        // results file (optional unless sharded or resumed)
+  long long top = 0;      // layouts simulated per fabric (0: the plan file's `top`, default 5)
+  int jobs = 1;
+  bool resume = false;
+  std::string shard = "1/1";
+  std::string write_best; // folder for each fabric's best layout as a scenario
+};
+int plan_command(const PlanOptions& options);
 int validate_command(const std::vector<std::string>& paths);
 int tables_command();
 int gpus_command();

@@ -37,6 +37,17 @@ int main(int argc, char** argv) {
   sweep->add_option("--shard", sweep_options.shard, "run only the K-th of M slices of the points (K/M)");
 
   MergeOptions merge_options;
+  PlanOptions plan_options;
+  auto* plan = app.add_subcommand("plan", "find the fastest layout that fits, per fabric: estimate all, simulate the best");
+  plan->add_option("file", plan_options.file, "plan file (a scenario with search: ranges, fabrics: [...])")->required();
+  plan->add_option("--top", plan_options.top, "layouts simulated per fabric (default: the plan's top, else 5)")
+      ->check(CLI::PositiveNumber);
+  plan->add_option("-j,--jobs", plan_options.jobs, "simulations run in parallel")->check(CLI::PositiveNumber);
+  plan->add_option("--out", plan_options.out, "results file (.csv or .h5), rewritten after every simulation");
+  plan->add_flag("--resume", plan_options.resume, "skip layouts already simulated in --out");
+  plan->add_option("--shard", plan_options.shard, "simulate only the K-th of M slices of the layouts (K/M)");
+  plan->add_option("--write-best", plan_options.write_best, "write each fabric's best layout as a scenario in DIR");
+
   auto* merge = app.add_subcommand("merge", "join sweep shard results into one file");
   merge->add_option("--out", merge_options.out, "merged results file (.csv or .h5)")->required();
   merge->add_option("inputs", merge_options.inputs, "shard results files")->required();
@@ -66,6 +77,8 @@ int main(int argc, char** argv) {
       return validate_command(validate_paths);
     if (*sweep)
       return sweep_command(sweep_options);
+    if (*plan)
+      return plan_command(plan_options);
     if (*topo)
       return topo_command(topo_options);
     if (*merge)

@@ -3,6 +3,7 @@
 #include "model/input_error.hpp"
 #include "sim/output/result_json.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/point_runner.hpp"
 #include "sim/sweep/process_pool.hpp"
 #include "sim/sweep/progress.hpp"
 #include "sim/sweep/results_hdf5.hpp"
@@ -30,20 +31,6 @@ using sweep::ResultsTable;
 
 namespace {
 
-struct Shard {
-  long long index = 1, count = 1; // K-th of M, 1-based
-};
-
-Shard parse_shard(const std::string& text) {
-  Shard s;
-  char slash = 0;
-  std::istringstream in(text);
-  if (!(in >> s.index >> slash >> s.count) || slash != '/' || s.count < 1 || s.index < 1 || s.index > s.count ||
-      !in.eof())
-    throw model::InputError("--shard", 0, "", "expected K/M with 1 <= K <= M, got '" + text + "'");
-  return s;
-}
-
 std::vector<std::string> result_columns(const sweep::SweepSpec& spec) {
   // sweep_points: how many points the whole sweep has, so that a merge can name the missing ones.
   std::vector<std::string> columns{"point", "status", "error", "sweep_points"};
@@ -65,46 +52,6 @@ std::vector<std::string> row_for(const sweep::SweepSpec& spec, const sweep::Swee
   return row;
 }
 
-std::string last_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty())
-      last = line;
-  return last.rfind("memwall: error: ", 0) == 0 ? last.substr(16) : last;
-}
-
-// The sweep's scratch folder (point files, worker output), removed however the sweep ends; folders
-// of sweeps whose process is gone are removed too.
-class ScratchDir {
-public:
-  ScratchDir() {
-    const fs::path tmp = fs::temp_directory_path();
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(tmp, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("memwall-sweep-", 0) != 0)
-        continue;
-      const std::string pid = name.substr(14);
-      if (!pid.empty() && pid.size() < 10 && pid.find_first_not_of("0123456789") == std::string::npos &&
-          ::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH)
-        fs::remove_all(entry.path(), ec);
-    }
-    path_ = tmp / ("memwall-sweep-" + std::to_string(::getpid()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
-private:
-  fs::path path_;
-};
-
 // A resumed results file must be this sweep's: same columns, no point outside the sweep, and each
 // point's swept values as the sweep file now gives them.
 void check_resumable(const ResultsTable& previous, const ResultsTable& fresh, const sweep::SweepSpec& spec,
@@ -124,20 +71,14 @@ void check_resumable(const ResultsTable& previous, const ResultsTable& fresh, co
   }
 }
 
-std::string self_executable() {
-  std::error_code ec;
-  const auto path = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("memwall") : path.string();
-}
-
 } // namespace
 
 int sweep_command(const SweepOptions& options) {
   sweep::SweepSpec spec;
-  Shard shard;
+  sweep::Shard shard;
   try {
     spec = sweep::load_sweep(options.file);
-    shard = parse_shard(options.shard);
+    shard = sweep::parse_shard(options.shard);
     output::check_output_target(options.out, "--out", {".csv", ".h5", ".hdf5"});
     if (output::same_file(options.out, options.file))
       throw model::InputError(options.out, 0, "--out", "is the sweep file itself");
@@ -158,14 +99,11 @@ int sweep_command(const SweepOptions& options) {
   }
   // This shard's points that still need a run; invalid points fail here, without a process.
   const auto& catalog = model::GpuCatalog::builtin();
-  const ScratchDir scratch;
-  const fs::path& work = scratch.path();
-  std::vector<const sweep::SweepPoint*> todo;
-  std::vector<sweep::Job> jobs;
+  std::vector<sweep::PointJob> todo;
   long long skipped = 0, failed = 0;
   const size_t width = results.columns().size();
   for (const auto& p : spec.points) {
-    if (p.index % shard.count != shard.index - 1)
+    if (!shard.has(p.index))
       continue;
     if (results.has_ok_row(p.index)) {
       ++skipped;
@@ -181,41 +119,20 @@ int sweep_command(const SweepOptions& options) {
       ++failed;
       continue;
     }
-    const std::string base = (work / ("point-" + std::to_string(p.index))).string();
-    output::write_atomically(base + ".yaml", p.scenario_yaml);
-    todo.push_back(&p);
-    jobs.push_back({{self_executable(), "run", "--json", base + ".yaml"}, base + ".out", base + ".err"});
+    todo.push_back({p.index, p.scenario_yaml, label});
   }
   if (skipped)
     std::cerr << "memwall: resuming: " << skipped << " point(s) already done in " << options.out << "\n";
-  sweep::Progress progress(static_cast<long long>(jobs.size()), ::isatty(STDERR_FILENO) != 0);
+  sweep::Progress progress(static_cast<long long>(todo.size()), ::isatty(STDERR_FILENO) != 0);
   try {
     sweep::save_results(results, options.out);
-    sweep::run_jobs(jobs, options.jobs, [&](const sweep::JobOutcome& o) {
-    const sweep::SweepPoint& p = *todo[o.job];
-    std::ifstream out(jobs[o.job].stdout_path);
-    std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
-    std::string error;
-    nlohmann::json record;
-    if (o.exit_code == 0) {
-      try {
-        record = nlohmann::json::parse(text);
-      } catch (const std::exception& e) {
-        error = std::string("unreadable result: ") + e.what();
-      }
-    } else {
-      // Errors name the sweep point, not its scratch file.
-      error = last_line(jobs[o.job].stderr_path);
-      const std::string scratch_file = jobs[o.job].argv.back();
-      for (size_t at; (at = error.find(scratch_file)) != std::string::npos;)
-        error.replace(at, scratch_file.size(), spec.file + " point " + std::to_string(p.index));
-      if (error.empty())
-        error = "worker exited with code " + std::to_string(o.exit_code);
-    }
-    results.set_row(p.index, row_for(spec, p, width, error, error.empty() ? &record : nullptr));
-    sweep::save_results(results, options.out); // after every point, so an interrupted sweep can resume
-    failed += error.empty() ? 0 : 1;
-    progress.point_done(p.index, error.empty(), error);
+    sweep::run_points(todo, options.jobs, [&](const sweep::PointJob& job, const std::string& error,
+                                              const nlohmann::json* record) {
+      const sweep::SweepPoint& p = spec.points[static_cast<size_t>(job.index)];
+      results.set_row(p.index, row_for(spec, p, width, error, record));
+      sweep::save_results(results, options.out); // after every point, so an interrupted sweep can resume
+      failed += error.empty() ? 0 : 1;
+      progress.point_done(p.index, error.empty(), error);
     });
   } catch (const sweep::Interrupted& stop) {
     progress.finish();
@@ -228,7 +145,7 @@ int sweep_command(const SweepOptions& options) {
     return kExitInternal;
   }
   progress.finish();
-  std::cerr << "memwall: sweep " << spec.file << ": " << jobs.size() + static_cast<size_t>(skipped) << " point(s)"
+  std::cerr << "memwall: sweep " << spec.file << ": " << todo.size() + static_cast<size_t>(skipped) << " point(s)"
             << (shard.count > 1 ? " in shard " + options.shard : "") << ", " << failed << " failed; results in "
             << options.out << "\n";
   if (spec.report.kind == "squeeze")

@@ -68,6 +68,8 @@ struct Scenario {
 
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog);
 Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog);
+// A scenario's `model:` (a catalog model with `like:`, the seed's keys, or a described architecture).
+model::ArchitectureSpec parse_model(const model::InputNode& node);
 
 // Each GPU's speed factor, by rank: explicit entries over the distribution over 1. Deterministic for
 // a given seed. Factors are clamped to [0.05, 2].

@@ -39,6 +39,8 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
   return model::parse_gpu(node, base);
 }
 
+} // namespace
+
 // The seed's keys alone give the seed's layer; `like:` starts from a catalog model, and any other
 // architecture key (heads, ffn, moe, ...) describes a model from the seed's keys up.
 model::ArchitectureSpec parse_model(const InputNode& node) {
@@ -73,6 +75,8 @@ model::ArchitectureSpec parse_model(const InputNode& node) {
     }
   return seed;
 }
+
+namespace {
 
 model::TrafficConstants parse_traffic(const InputNode& node) {
   node.check_keys({"b_w", "a", "a_store", "b_opt", "b_ar", "l2_frac"});

@@ -4,8 +4,8 @@
 
 namespace memwall::sweep {
 
-Progress::Progress(long long total, bool terminal)
-    : total_(total), terminal_(terminal), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(long long total, bool terminal, std::string what)
+    : total_(total), what_(std::move(what)), terminal_(terminal), start_(std::chrono::steady_clock::now()) {}
 
 void Progress::point_done(long long point, bool ok, const std::string& note) {
   ++done_;
@@ -19,7 +19,7 @@ void Progress::point_done(long long point, bool ok, const std::string& note) {
     std::fprintf(stderr, "\r\033[K[%.*s%*s] %lld/%lld  elapsed %.0f s  ETA %.0f s", filled,
                  "==============================", width - filled, "", done_, total_, elapsed, eta);
   } else {
-    std::fprintf(stderr, "sweep: %lld/%lld done, point %lld %s%s%s, elapsed %.1f s, ETA %.1f s\n", done_, total_, point,
+    std::fprintf(stderr, "%s: %lld/%lld done, point %lld %s%s%s, elapsed %.1f s, ETA %.1f s\n", what_.c_str(), done_, total_, point,
                  ok ? "ok" : "FAILED", ok ? "" : ": ", ok ? "" : note.c_str(), elapsed, eta);
   }
   std::fflush(stderr);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace memwall::sweep {
 
@@ -191,6 +192,16 @@ SweepSpec load_sweep(const std::string& path) {
     spec.points.push_back(std::move(point));
   }
   return spec;
+}
+
+Shard parse_shard(const std::string& text) {
+  Shard s;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> s.index >> slash >> s.count) || slash != '/' || s.count < 1 || s.index < 1 || s.index > s.count ||
+      !in.eof())
+    throw model::InputError("--shard", 0, "", "expected K/M with 1 <= K <= M, got '" + text + "'");
+  return s;
 }
 
 model::InputError locate_in_sweep(const SweepSpec& spec, const SweepPoint& point, const model::InputError& error) {

@@ -43,6 +43,14 @@ struct SweepSpec {
 
 SweepSpec load_sweep(const std::string& path);
 
+// `--shard K/M`: the K-th of M slices of a sweep's points (point i is in slice i mod M + 1), so that
+// M machines can share a sweep and `memwall merge` joins their results.
+struct Shard {
+  long long index = 1, count = 1; // K and M, 1-based
+  bool has(long long point) const { return point % count == index - 1; }
+};
+Shard parse_shard(const std::string& text); // InputError (key --shard) unless 1 <= K <= M
+
 // An error found in a point's scenario, located where the user wrote it: the swept value's line in
 // the sweep file when the key is swept, else the key's line in the base scenario.
 model::InputError locate_in_sweep(const SweepSpec& spec, const SweepPoint& point, const model::InputError& error);

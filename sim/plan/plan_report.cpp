@@ -1,0 +1,153 @@
+#include "plan_report.hpp"
+
+#include "model/seed_tables.hpp"
+#include "sim/output/safe_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+namespace memwall::plan {
+
+namespace {
+
+double number(const sweep::ResultsTable& t, long long point, const std::string& column) {
+  const std::string text = t.cell(point, column);
+  return text.empty() ? std::nan("") : std::stod(text);
+}
+
+std::vector<double> ranks(const std::vector<double>& x) {
+  std::vector<size_t> order(x.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> r(x.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]])
+      ++j;
+    for (size_t k = i; k <= j; ++k)
+      r[order[k]] = 0.5 * double(i + j) + 1.0;
+    i = j + 1;
+  }
+  return r;
+}
+
+// The fabric's simulated points that finished, best simulated throughput first.
+std::vector<size_t> finished_by_throughput(const PlannedPoints& points, size_t f, const sweep::ResultsTable& results) {
+  std::vector<size_t> done;
+  for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
+    if (results.has_ok_row(points.by_fabric[f][i]))
+      done.push_back(i);
+  std::stable_sort(done.begin(), done.end(), [&](size_t a, size_t b) {
+    return number(results, points.by_fabric[f][a], "tokens_per_s_per_gpu") >
+           number(results, points.by_fabric[f][b], "tokens_per_s_per_gpu");
+  });
+  return done;
+}
+
+std::string file_name_for(const std::string& label) {
+  std::string stem = std::filesystem::path(label).stem().string();
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
+      c = '-';
+  return stem.empty() ? "fabric" : stem;
+}
+
+} // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || a.size() != b.size())
+    return std::nan("");
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double n = double(a.size());
+  const double mean = (n + 1) / 2;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::nan("");
+}
+
+void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vector<FabricPlan>& plans,
+                       const PlannedPoints& points, const sweep::ResultsTable& results) {
+  std::vector<double> best(plans.size(), 0.0);
+  std::vector<std::string> best_layout(plans.size());
+  for (size_t f = 0; f < plans.size(); ++f) {
+    const FabricPlan& plan = plans[f];
+    out << "\n" << spec.name << " on " << plan.label << ": " << plan.layouts << " layouts, " << plan.broken
+        << " break a constraint, " << plan.too_big << " do not fit, " << plan.ranked.size() << " estimated, "
+        << points.by_fabric[f].size() << " simulated\n";
+    out << model::format("%3s %-58s %10s %9s %6s %7s %8s %8s %8s %8s %8s %8s %9s %7s\n", "#", "layout",
+                         "tok/s/GPU", "step s", "MFU %", "mem GB", "mJ/tok", "TP s", "PP s", "DP s", "EP s", "CP s",
+                         "est. s", "est. %");
+    std::vector<double> estimated, simulated;
+    const std::vector<size_t> done = finished_by_throughput(points, f, results);
+    for (size_t k = 0; k < done.size(); ++k) {
+      const long long point = points.by_fabric[f][done[k]];
+      const Candidate& c = *points.candidates[f][done[k]];
+      const double step = number(results, point, "step_time_s");
+      const double est = c.estimate.step_s;
+      estimated.push_back(est);
+      simulated.push_back(step);
+      out << model::format("%3zu %-58s %10.1f %9.4g %6.1f %7.1f %8.4g %8.3g %8.3g %8.3g %8.3g %8.3g %9.4g %+7.1f\n",
+                           k + 1, c.layout.c_str(), number(results, point, "tokens_per_s_per_gpu"), step,
+                           100 * number(results, point, "mfu"), c.memory_bytes / 1e9,
+                           number(results, point, "mj_per_token"), number(results, point, "t_tp_comm_s"),
+                           number(results, point, "t_pp_wait_s"), number(results, point, "t_dp_comm_s"),
+                           number(results, point, "t_ep_comm_s"), number(results, point, "t_cp_comm_s"), est,
+                           100 * (est / step - 1));
+    }
+    for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
+      if (!results.has_ok_row(points.by_fabric[f][i]))
+        out << "    not simulated: " << points.candidates[f][i]->layout
+            << (results.rows().count(points.by_fabric[f][i])
+                    ? " (" + results.cell(points.by_fabric[f][i], "error") + ")"
+                    : std::string(" (missing: another shard's, or not run yet)"))
+            << "\n";
+    if (!done.empty()) {
+      best[f] = number(results, points.by_fabric[f][done[0]], "tokens_per_s_per_gpu");
+      best_layout[f] = points.candidates[f][done[0]]->layout;
+      out << "best on " << plan.label << ": " << best_layout[f] << model::format(", %.1f tokens/s/GPU\n", best[f]);
+    }
+    const double rho = spearman(estimated, simulated);
+    if (!std::isnan(rho))
+      out << model::format("estimate vs simulation: Spearman rank correlation %.3f over %zu layouts\n", rho,
+                           estimated.size());
+  }
+  for (size_t a = 0; a < plans.size(); ++a)
+    for (size_t b = a + 1; b < plans.size(); ++b) {
+      if (best[a] <= 0 || best[b] <= 0)
+        continue;
+      const bool b_slower = best[b] <= best[a];
+      const size_t fast = b_slower ? a : b, slow = b_slower ? b : a;
+      out << model::format("%s is %.1f%% slower than %s on their best layouts (%.1f vs %.1f tokens/s/GPU)\n",
+                           plans[slow].label.c_str(), 100 * (1 - best[slow] / best[fast]), plans[fast].label.c_str(),
+                           best[slow], best[fast]);
+    }
+}
+
+std::vector<std::string> write_best_layouts(const std::string& dir, const PlanSpec& spec,
+                                            const std::vector<FabricPlan>& plans, const PlannedPoints& points,
+                                            const sweep::ResultsTable& results) {
+  std::vector<std::string> written;
+  std::filesystem::create_directories(dir);
+  for (size_t f = 0; f < plans.size(); ++f) {
+    const std::vector<size_t> done = finished_by_throughput(points, f, results);
+    if (done.empty() || done.size() != points.by_fabric[f].size())
+      continue;
+    const Candidate& c = *points.candidates[f][done[0]];
+    const std::string path = (std::filesystem::path(dir) / (file_name_for(plans[f].label) + ".yaml")).string();
+    const std::string header = "# Best layout found by `memwall plan " + spec.file + "` on " + plans[f].label +
+                               ": " + c.layout +
+                               model::format(" (%.1f tokens/s/GPU simulated)\n",
+                                             number(results, points.by_fabric[f][done[0]], "tokens_per_s_per_gpu"));
+    output::write_atomically(path, header + c.scenario_yaml + "\n");
+    written.push_back(path);
+  }
+  return written;
+}
+
+} // namespace memwall::plan
