@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""`memwall plan`, checked against independent runs.
+
+Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad
+
+megatron: each plan of scenarios/plan-megatron (a Megatron-LM SC'21 Table 1 row's model, GPUs and
+  global batch; search over TP, PP, interleaving, micro-batch). The best simulated layout must be at
+  least as fast as the published layout (scenarios/validation-megatron), simulated on its own with
+  `memwall run`. Then Spearman's rank correlation between the estimate and the simulation, computed
+  here from the results files, over all simulated candidates of the searches (pooled) and per search;
+  the pooled value and the mean of the per-search values must be >= 0.9.
+shards: a plan run whole, and as two shards merged with `memwall merge`, give the same results file
+  value for value; --resume reruns nothing; --write-best writes a scenario that `memwall run` runs at
+  the best layout's throughput; analysis/plot_plan.py draws the figure.
+bad: bad plan files exit 2 naming file, line and key, and write nothing.
+"""
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def rows(path):
+    return list(csv.DictReader(open(path)))
+
+
+def spearman(a, b):
+    def ranks(x):
+        order = sorted(range(len(x)), key=lambda i: x[i])
+        r = [0.0] * len(x)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return r
+
+    ra, rb = ranks(a), ranks(b)
+    n = len(a)
+    mean = (n + 1) / 2
+    sab = sum((x - mean) * (y - mean) for x, y in zip(ra, rb))
+    saa = sum((x - mean) ** 2 for x in ra)
+    sbb = sum((y - mean) ** 2 for y in rb)
+    return sab / (saa * sbb) ** 0.5 if saa > 0 and sbb > 0 else float("nan")
+
+
+def run_json(memwall, scenario):
+    p = subprocess.run([memwall, "run", "--json", scenario], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"memwall run {scenario}: {p.stderr}")
+    return json.loads(p.stdout)
+
+
+def megatron(memwall, tmp, only):
+    plans = sorted(f for f in os.listdir(os.path.join(ROOT, "scenarios", "plan-megatron")) if f.endswith(".yaml"))
+    plans = [f for f in plans if re.search(only, f)]
+    if not plans:
+        fail(f"no plan matches {only}")
+    est_all, sim_all, per_search = [], [], []
+    print(f"{'row':32} {'published layout':28} {'sim tok/s':>10} {'best layout (plan)':44} {'sim tok/s':>10} "
+          f"{'gain':>6} {'rho':>6}")
+    for name in plans:
+        plan = os.path.join(ROOT, "scenarios", "plan-megatron", name)
+        out = os.path.join(tmp, name.replace(".yaml", ".csv"))
+        p = subprocess.run([memwall, "plan", plan, "-j", "2", "--out", out], capture_output=True, text=True)
+        if p.returncode != 0:
+            fail(f"memwall plan {name} exited {p.returncode}: {p.stderr[-2000:]}")
+        r = [x for x in rows(out) if x["status"] == "ok"]
+        if not r:
+            fail(f"{name}: no simulated layout")
+        for x in r:
+            if float(x["footprint_bytes"]) > 80e9:
+                fail(f"{name}: reported layout {x['layout']} needs {float(x['footprint_bytes']) / 1e9:.1f} GB > 80 GB")
+        best = max(r, key=lambda x: float(x["tokens_per_s_per_gpu"]))
+        published = run_json(memwall, os.path.join(ROOT, "scenarios", "validation-megatron", name))
+        pub_tps = published["tokens_per_s_per_gpu"]
+        best_tps = float(best["tokens_per_s_per_gpu"])
+        est = [float(x["estimate_step_s"]) for x in r]
+        sim = [float(x["step_time_s"]) for x in r]
+        rho = spearman(est, sim)
+        per_search.append(rho)
+        est_all += est
+        sim_all += sim
+        layout = published["parallelism"] if "parallelism" in published else {"tensor": 1, "pipeline": 1,
+                                                                               "virtual_stages": 1}
+        pub_text = f"TP {layout['tensor']} PP {layout['pipeline']} v{layout['virtual_stages']}"
+        print(f"{name[:32]:32} {pub_text:28} {pub_tps:10.1f} {best['layout'][:44]:44} {best_tps:10.1f} "
+              f"{100 * (best_tps / pub_tps - 1):+5.1f}% {rho:6.3f}")
+        if best_tps < pub_tps * (1 - 1e-9):
+            fail(f"{name}: the plan's best {best['layout']} ({best_tps:.2f} tokens/s/GPU) is slower than the "
+                 f"published layout simulated the same way ({pub_tps:.2f})")
+    pooled = spearman(est_all, sim_all)
+    valid = [x for x in per_search if x == x]
+    mean = sum(valid) / len(valid) if valid else float("nan")
+    print(f"Spearman rank correlation, estimate vs simulation: pooled {pooled:.3f} over {len(est_all)} simulated "
+          f"layouts of {len(plans)} searches; per search min {min(valid):.3f}, mean {mean:.3f}")
+    if not pooled >= 0.9 or not mean >= 0.9:
+        fail("the estimate does not rank layouts like the simulation (Spearman < 0.9)")
+
+
+SMALL_PLAN = """
+name: "small plan"
+base: {base}
+fabrics: [dgx-a100-hdr, fat-tree-4to1]
+search:
+  tensor: [1, 2, 4]
+  pipeline: [1, 2]
+  virtual_stages: [1, 3]
+  micro_batch: [4, 16]
+top: 3
+"""
+
+
+def shards(memwall, tmp):
+    plan = os.path.join(tmp, "plan.yaml")
+    open(plan, "w").write(SMALL_PLAN.format(
+        base=os.path.join(ROOT, "scenarios", "validation-megatron", "02-gpt-3p6b-64gpu.yaml")))
+    whole = os.path.join(tmp, "whole.csv")
+    best_dir = os.path.join(tmp, "best")
+    p = subprocess.run([memwall, "plan", plan, "-j", "2", "--out", whole, "--write-best", best_dir],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"plan exited {p.returncode}: {p.stderr}")
+    if "slower than" not in p.stdout:
+        fail(f"no verdict between the two fabrics:\n{p.stdout}")
+    parts = []
+    for k in (1, 2):
+        part = os.path.join(tmp, f"shard{k}.h5")
+        q = subprocess.run([memwall, "plan", plan, "--shard", f"{k}/2", "--out", part], capture_output=True, text=True)
+        if q.returncode != 0:
+            fail(f"shard {k}/2 exited {q.returncode}: {q.stderr}")
+        parts.append(part)
+    merged = os.path.join(tmp, "merged.csv")
+    q = subprocess.run([memwall, "merge", "--out", merged, *parts], capture_output=True, text=True)
+    if q.returncode != 0:
+        fail(f"merge exited {q.returncode}: {q.stderr}")
+    a, b = rows(whole), rows(merged)
+    if len(a) != 6 or [x["status"] for x in a] != ["ok"] * 6:
+        fail(f"expected 6 simulated layouts (3 per fabric), got {[(x['point'], x['status']) for x in a]}")
+    for x, y in zip(a, b):
+        for k in x:
+            if x[k] != y[k] and not (x[k] and y[k] and float(x[k]) == float(y[k])):
+                fail(f"point {x['point']} column {k}: whole {x[k]!r}, merged shards {y[k]!r}")
+    print(f"two shards merged = the whole plan: {len(a)} layouts x {len(a[0])} columns, value for value")
+    q = subprocess.run([memwall, "plan", plan, "--resume", "--out", whole], capture_output=True, text=True)
+    if q.returncode != 0 or "simulating 0 layout(s)" not in q.stderr:
+        fail(f"--resume on a complete plan simulated again: {q.stderr}")
+    for fabric in ("dgx-a100-hdr", "fat-tree-4to1"):
+        scenario = os.path.join(best_dir, fabric + ".yaml")
+        if not os.path.exists(scenario):
+            fail(f"--write-best did not write {scenario}")
+        best = max((x for x in a if x["fabric"] == fabric), key=lambda x: float(x["tokens_per_s_per_gpu"]))
+        got = run_json(memwall, scenario)["tokens_per_s_per_gpu"]
+        if abs(got / float(best["tokens_per_s_per_gpu"]) - 1) > 1e-9:
+            fail(f"{scenario} runs at {got} tokens/s/GPU, the plan's best on {fabric} was {best['tokens_per_s_per_gpu']}")
+    print("--write-best scenarios run at the best layouts' throughput")
+    png = os.path.join(tmp, "plan.png")
+    q = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "analysis", "plot_plan.py"), merged, "--out", png],
+                       capture_output=True, text=True)
+    if q.returncode != 0 or not os.path.getsize(png) > 10000:
+        fail(f"plot_plan.py: {q.stderr}")
+
+
+BAD = {
+    "empty-range.yaml": ("base: {base}\nsearch:\n  tensor: [1, 2]\n  micro_batch: []\n", 4, "search.micro_batch",
+                         "empty"),
+    "unknown-key.yaml": ("base: {base}\nsearch:\n  tensor: [1, 2]\n  tenser: [1]\n", 4, "search.tenser",
+                         "unknown search key"),
+    "bad-fabric.yaml": ("base: {base}\nfabrics: [dgx-a100-hdr, nope-fabric]\nsearch:\n  tensor: [1, 2]\n", 2,
+                        "fabrics[1]", "unknown fabric"),
+    "bad-model.yaml": ("base: {base}\nmodel: {{like: gpt-9}}\nsearch:\n  tensor: [1, 2]\n", 2, "model.like",
+                       "unknown model"),
+    "bad-value.yaml": ("base: {base}\nsearch:\n  activation_recompute: [none, sometimes]\n", 3,
+                       "search.activation_recompute", "sometimes"),
+    "nothing-fits.yaml": ("base: {big}\ncluster: {{gpus: 64}}\nbatch: {{global_batch: 64, micro_batch: 1}}\n"
+                          "search:\n  tensor: [4, 8]\n  pipeline: [1, 2, 4, 8]\n", 5, "search",
+                          "closest, TP 8 PP 8"),
+}
+
+
+def bad(memwall, tmp):
+    base = os.path.join(ROOT, "scenarios", "validation-megatron", "02-gpt-3p6b-64gpu.yaml")
+    big = os.path.join(ROOT, "scenarios", "validation-megatron", "10-gpt-1008p0b-3072gpu.yaml")
+    for name, (text, line, key, words) in BAD.items():
+        path = os.path.join(tmp, name)
+        open(path, "w").write(text.format(base=base, big=big))
+        out = os.path.join(tmp, name + ".csv")
+        p = subprocess.run([memwall, "plan", path, "--out", out, "--write-best", os.path.join(tmp, "best-" + name)],
+                           capture_output=True, text=True)
+        where = f"{path}:{line}: {key}"
+        if p.returncode != 2 or where not in p.stderr or words not in p.stderr:
+            fail(f"{name}: exit {p.returncode}, expected 2 with '{where}' and '{words}':\n{p.stderr}")
+        if os.path.exists(out) or os.path.exists(os.path.join(tmp, "best-" + name)):
+            fail(f"{name}: something was written")
+        print(f"{name}: exit 2, {where}")
+    # The smallest shortfall is stated with its numbers.
+    if not re.search(r"needs [0-9.]+ GB per GPU, [0-9.]+ GB more than the 80\.0 GB usable", p.stderr):
+        fail(f"nothing-fits: no shortfall figures: {p.stderr}")
+
+
+def main():
+    memwall, mode = sys.argv[1], sys.argv[2]
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        {"megatron": lambda: megatron(memwall, tmp, only), "shards": lambda: shards(memwall, tmp),
+         "bad": lambda: bad(memwall, tmp)}[mode]()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
