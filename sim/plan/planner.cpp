@@ -1,6 +1,7 @@
 #include "planner.hpp"
 
 #include "model/architecture.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 #include "model/seed_tables.hpp"
 
 #include <algorithm>
@@ -10,30 +11,6 @@
 namespace memwall::plan {
 
 namespace {
-
-std::string compact(const YAML::Node& node) {
-  YAML::Emitter out;
-  out << YAML::Flow << node;
-  return out.c_str();
-}
-
-void assign(YAML::Node root, const std::string& dotted, const YAML::Node& value) {
-  YAML::Node cur = root;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = dotted.find('.', start);
-    const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (dot == std::string::npos) {
-      cur[key] = YAML::Clone(value);
-      return;
-    }
-    if (!cur[key].IsMap())
-      cur[key] = YAML::Node(YAML::NodeType::Map);
-    YAML::Node next = cur[key];
-    cur.reset(next);
-    start = dot + 1;
-  }
-}
 
 std::string describe_layout(const sim::Scenario& s, long long micro_batch) {
   const model::ParallelLayout& l = s.layout;
@@ -94,7 +71,7 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
     FabricFigures figures;
     for (long long index = 0; index < total; ++index) {
       YAML::Node scenario = YAML::Clone(spec.scenario);
-      assign(scenario, "cluster.fabric", spec.fabrics[f].value);
+      sweep::assign_dotted(scenario, "cluster.fabric", spec.fabrics[f].value);
       std::vector<std::string> values;
       long long rest = index;
       std::vector<size_t> pick(spec.axes.size());
@@ -105,8 +82,8 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
       long long ways = 1; // TP x PP x CP, for a check before any parsing
       for (size_t a = 0; a < spec.axes.size(); ++a) {
         const YAML::Node& value = spec.axes[a].values[pick[a]];
-        assign(scenario, kSearchKeys[spec.axes[a].key].scenario_key, value);
-        values.push_back(compact(value));
+        sweep::assign_dotted(scenario, kSearchKeys[spec.axes[a].key].scenario_key, value);
+        values.push_back(sweep::compact_yaml(value));
         const std::string name = kSearchKeys[spec.axes[a].key].name;
         if (name == "tensor" || name == "pipeline" || name == "context")
           ways *= as_integer_or(value, 1);

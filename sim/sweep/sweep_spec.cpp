@@ -21,30 +21,6 @@ struct Axis {
   size_t size() const { return values.front().size(); }
 };
 
-std::string compact(const YAML::Node& node) {
-  YAML::Emitter out;
-  out << YAML::Flow << node;
-  return out.c_str();
-}
-
-void assign(YAML::Node root, const std::string& dotted, const YAML::Node& value) {
-  YAML::Node cur = root;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = dotted.find('.', start);
-    const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (dot == std::string::npos) {
-      cur[key] = YAML::Clone(value);
-      return;
-    }
-    if (!cur[key].IsMap())
-      cur[key] = YAML::Node(YAML::NodeType::Map);
-    YAML::Node next = cur[key];
-    cur.reset(next);
-    start = dot + 1;
-  }
-}
-
 InputNode load_base(const InputNode& root) {
   const bool has_base = root.has("base"), has_inline = root.has("scenario");
   if (has_base == has_inline)
@@ -121,6 +97,30 @@ std::vector<Axis> read_axes(const InputNode& root, std::vector<std::string>& key
 
 } // namespace
 
+std::string compact_yaml(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+void assign_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& value) {
+  YAML::Node cur = root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', start);
+    const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (dot == std::string::npos) {
+      cur[key] = YAML::Clone(value);
+      return;
+    }
+    if (!cur[key].IsMap())
+      cur[key] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node next = cur[key];
+    cur.reset(next);
+    start = dot + 1;
+  }
+}
+
 SweepSpec load_sweep(const std::string& path) {
   const InputNode root = InputNode::load_file(path);
   root.check_keys({"base", "scenario", "sweep", "zip", "report"});
@@ -161,10 +161,10 @@ SweepSpec load_sweep(const std::string& path) {
       for (size_t k = 0; k < axes[a].keys.size(); ++k) {
         const std::string& key = axes[a].keys[k];
         const YAML::Node& value = axes[a].values[k][pick[a]];
-        values[key] = compact(value);
+        values[key] = compact_yaml(value);
         lines[key] = axes[a].lines[k][pick[a]];
         if (key.front() != '_')
-          assign(scenario, key, value);
+          assign_dotted(scenario, key, value);
       }
     // The point's scenario is written elsewhere: a relative fabric path becomes absolute, resolved
     // where it was written (the sweep file for a swept value, else the base scenario's file).

@@ -43,6 +43,11 @@ struct SweepSpec {
 
 SweepSpec load_sweep(const std::string& path);
 
+// A value as one line of flow YAML ("{kind: star, bandwidth: 25GB/s}").
+std::string compact_yaml(const YAML::Node& node);
+// Sets root[a][b][c] = value for "a.b.c", making the maps on the way.
+void assign_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& value);
+
 // `--shard K/M`: the K-th of M slices of a sweep's points (point i is in slice i mod M + 1), so that
 // M machines can share a sweep and `memwall merge` joins their results.
 struct Shard {
