@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""A seeded mutation fuzzer of memwall's inputs: scenario, fabric and sweep files.
+"""A seeded mutation fuzzer of memwall's inputs: scenario, fabric, sweep and plan files.
 
-Each mutant of a shipped file goes through `memwall validate` (scenarios, sweeps) or `memwall topo`
-(fabrics); a scenario that validates is also run. Whatever the input, memwall must exit 0 or 2 (never
+Each mutant of a shipped file goes through `memwall validate` (scenarios, sweeps), `memwall topo`
+(fabrics) or `memwall plan --top 1` (plans); a scenario that validates is also run. Whatever the input, memwall must exit 0 or 2 (never
 1, an internal error, on input; never a signal), name a file in its error, and stay within the time
 and memory bounds. Failing mutants are kept in --keep DIR to reproduce them.
 
@@ -41,6 +41,8 @@ def seeds():
             out.append(("fabric", os.path.join(ROOT, "topologies", f)))
     out.append(("sweep", os.path.join(ROOT, "scenarios", "batch-squeeze.yaml")))
     out.append(("sweep", os.path.join(ROOT, "scenarios", "scale-out-study.yaml")))
+    for f in ("01-gpt-1p7b-32gpu.yaml", "02-gpt-3p6b-64gpu.yaml"):
+        out.append(("plan", os.path.join(ROOT, "scenarios", "plan-megatron", f)))
     return out
 
 
@@ -130,10 +132,13 @@ def main():
             # Mutants live beside their origin's name, so relative references still resolve.
             path = os.path.join(tmp, f"mutant-{tried}.yaml")
             text = mutate(open(origin).read(), rng).replace("../../topologies/", ROOT + "/topologies/")
+            text = text.replace("../validation-megatron/", ROOT + "/scenarios/validation-megatron/")
             open(path, "w").write(text)
             tried += 1
             if kind == "fabric":
                 cmds = [[memwall, "topo", path, "--gpus", str(rng.choice([8, 16, 64]))]]
+            elif kind == "plan":
+                cmds = [[memwall, "plan", path, "--top", "1"]]
             else:
                 cmds = [[memwall, "validate", path]]
             for cmd in cmds:
