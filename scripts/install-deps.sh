@@ -6,6 +6,7 @@ packages=(
   libsimgrid-dev libboost-graph-dev libyaml-cpp-dev libhdf5-dev
   catch2 libcli11-dev nlohmann-json3-dev
   python3-h5py python3-numpy python3-matplotlib
+  slurmctld slurmd slurm-client munge
 )
 missing=()
 for p in "${packages[@]}"; do

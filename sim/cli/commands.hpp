@@ -20,12 +20,22 @@ struct RunOptions {
   bool allow_oom = false;
 };
 
+// `--slurm`: submit the work as a SLURM array job and a merge job instead of running it here.
+struct SlurmOptions {
+  bool submit = false;
+  bool dry_run = false;    // print the job scripts instead
+  long long shards = 0;    // array tasks (0: up to 16)
+  std::string sbatch_args; // extra sbatch options
+  bool any() const { return submit || dry_run; }
+};
+
 struct SweepOptions {
   std::string file;
   std::string out;
   int jobs = 1;
   bool resume = false;
   std::string shard = "1/1";
+  SlurmOptions slurm;
 };
 
 struct TopoOptions {
@@ -41,6 +51,7 @@ struct MergeOptions {
   std::string out;
   std::vector<std::string> inputs;
   bool allow_missing = false;
+  long long shards = 0; // when the inputs are the M shards of a SLURM array: name each missing point's task
 };
 
 int merge_command(const MergeOptions& options);
@@ -53,6 +64,7 @@ struct PlanOptions {
   bool resume = false;
   std::string shard = "1/1";
   std::string write_best; // folder for each fabric's best layout as a scenario
+  SlurmOptions slurm;
 };
 int plan_command(const PlanOptions& options);
 int validate_command(const std::vector<std::string>& paths);

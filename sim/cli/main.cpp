@@ -7,6 +7,18 @@
 
 #include <iostream>
 
+namespace {
+
+void add_slurm_options(CLI::App* app, memwall::cli::SlurmOptions& o) {
+  app->add_flag("--slurm", o.submit, "submit as a SLURM array job (one shard per task) and a merge job into --out");
+  app->add_flag("--slurm-dry-run", o.dry_run, "print the SLURM job scripts and sbatch commands instead");
+  app->add_option("--shards", o.shards, "with --slurm: array tasks (default: points, at most 16)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--sbatch-args", o.sbatch_args, "with --slurm: more sbatch options, e.g. \"-p batch -t 60\"");
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
   using namespace memwall::cli;
   CLI::App app{"memwall: simulate transformer training steps on GPU clusters (time, energy, scale-out)"};
@@ -35,6 +47,7 @@ int main(int argc, char** argv) {
   sweep->add_option("-j,--jobs", sweep_options.jobs, "points run in parallel")->check(CLI::PositiveNumber);
   sweep->add_flag("--resume", sweep_options.resume, "skip points already done in --out");
   sweep->add_option("--shard", sweep_options.shard, "run only the K-th of M slices of the points (K/M)");
+  add_slurm_options(sweep, sweep_options.slurm);
 
   MergeOptions merge_options;
   PlanOptions plan_options;
@@ -47,10 +60,13 @@ int main(int argc, char** argv) {
   plan->add_flag("--resume", plan_options.resume, "skip layouts already simulated in --out");
   plan->add_option("--shard", plan_options.shard, "simulate only the K-th of M slices of the layouts (K/M)");
   plan->add_option("--write-best", plan_options.write_best, "write each fabric's best layout as a scenario in DIR");
+  add_slurm_options(plan, plan_options.slurm);
 
   auto* merge = app.add_subcommand("merge", "join sweep shard results into one file");
   merge->add_option("--out", merge_options.out, "merged results file (.csv or .h5)")->required();
   merge->add_option("inputs", merge_options.inputs, "shard results files")->required();
+  merge->add_option("--shards", merge_options.shards, "the inputs are M shards (K/M): name each missing point's shard")
+      ->check(CLI::PositiveNumber);
   merge->add_flag("--allow-missing", merge_options.allow_missing,
                   "exit 0 even when points are missing or failed (they are listed)");
 

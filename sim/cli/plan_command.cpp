@@ -12,6 +12,7 @@
 #include "sim/sweep/process_pool.hpp"
 #include "sim/sweep/progress.hpp"
 #include "sim/sweep/results_hdf5.hpp"
+#include "sim/sweep/slurm_submit.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <unistd.h>
@@ -121,9 +122,11 @@ int plan_command(const PlanOptions& options) {
       output::check_output_target(options.out, "--out", {".csv", ".h5", ".hdf5"});
       if (output::same_file(options.out, options.file))
         throw model::InputError(options.out, 0, "--out", "is the plan file itself");
-    } else if (shard.count > 1 || options.resume) {
-      throw model::InputError("--out", 0, "", "--shard and --resume need a results file (--out R.csv or R.h5)");
+    } else if (shard.count > 1 || options.resume || options.slurm.any()) {
+      throw model::InputError("--out", 0, "", "--shard, --resume and --slurm need a results file (--out R.csv or R.h5)");
     }
+    if (options.slurm.any() && shard.count > 1)
+      throw model::InputError("--shard", 0, "", "--slurm makes the shards itself (--shards M)");
     std::cerr << "memwall: plan " << spec.file << ": " << spec.candidates() << " layouts per fabric, "
               << spec.fabrics.size() << " fabric(s); checking constraints and memory, estimating\n";
     plans = plan::enumerate_and_estimate(spec, [&](const plan::FabricPlan& p) {
@@ -173,6 +176,35 @@ int plan_command(const PlanOptions& options) {
     }
   }
   const long long total = static_cast<long long>(by_point.size());
+  if (options.slurm.any()) {
+    sweep::SlurmRequest request;
+    request.command = "plan";
+    request.file = options.file;
+    request.out = options.out;
+    request.points = total;
+    request.shards = options.slurm.shards;
+    request.jobs_per_task = options.jobs;
+    request.task_args = {"--top", std::to_string(spec.top)};
+    // After the merge, the report (and the best layouts) from the merged results, without simulating.
+    request.report_args = {"plan", std::filesystem::absolute(options.file).string(), "--resume", "--out",
+                           std::filesystem::absolute(options.out).string(), "--top", std::to_string(spec.top)};
+    if (!options.write_best.empty()) {
+      request.report_args.push_back("--write-best");
+      request.report_args.push_back(std::filesystem::absolute(options.write_best).string());
+    }
+    request.sbatch_args = options.slurm.sbatch_args;
+    request.dry_run = options.slurm.dry_run;
+    try {
+      sweep::submit_to_slurm(request);
+    } catch (const model::InputError& e) {
+      std::cerr << "memwall: error: " << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      std::cerr << "memwall: error: " << e.what() << "\n";
+      return kExitInternal;
+    }
+    return kExitOk;
+  }
   sweep::ResultsTable results(plan_columns());
   if (options.resume && std::filesystem::exists(options.out)) {
     try {

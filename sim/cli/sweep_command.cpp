@@ -8,6 +8,7 @@
 #include "sim/sweep/progress.hpp"
 #include "sim/sweep/results_hdf5.hpp"
 #include "sim/sweep/results_table.hpp"
+#include "sim/sweep/slurm_submit.hpp"
 #include "sim/sweep/squeeze_report.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
@@ -82,9 +83,27 @@ int sweep_command(const SweepOptions& options) {
     output::check_output_target(options.out, "--out", {".csv", ".h5", ".hdf5"});
     if (output::same_file(options.out, options.file))
       throw model::InputError(options.out, 0, "--out", "is the sweep file itself");
+    if (options.slurm.any()) {
+      if (shard.count > 1)
+        throw model::InputError("--shard", 0, "", "--slurm makes the shards itself (--shards M)");
+      sweep::SlurmRequest request;
+      request.command = "sweep";
+      request.file = options.file;
+      request.out = options.out;
+      request.points = static_cast<long long>(spec.points.size());
+      request.shards = options.slurm.shards;
+      request.jobs_per_task = options.jobs;
+      request.sbatch_args = options.slurm.sbatch_args;
+      request.dry_run = options.slurm.dry_run;
+      sweep::submit_to_slurm(request);
+      return kExitOk;
+    }
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return kExitInternal;
   }
   ResultsTable results(result_columns(spec));
   if (options.resume && fs::exists(options.out)) {
@@ -240,15 +259,32 @@ int merge_command(const MergeOptions& options) {
   }
   std::cerr << "memwall: merged " << merged.rows().size() << " of " << std::max(total, 0LL) << " point(s) from "
             << inputs.size() << " file(s) into " << out << "\n";
+  // With the shard count, each missing or failed point's shard (SLURM array task) too.
+  auto by_task = [&](const std::vector<long long>& points) {
+    if (options.shards < 1)
+      return point_list(points);
+    std::string text;
+    for (long long k = 1; k <= options.shards; ++k) {
+      std::vector<long long> mine;
+      for (long long p : points)
+        if (p % options.shards == k - 1)
+          mine.push_back(p);
+      if (!mine.empty())
+        text += (text.empty() ? "" : "; ") + std::string("task ") + std::to_string(k) + " of " +
+                std::to_string(options.shards) + ": " + point_list(mine);
+    }
+    return text;
+  };
   if (!missing.empty())
     std::cerr << "memwall: " << (options.allow_missing ? "warning" : "error") << ": " << missing.size()
-              << " point(s) missing (no shard has them): " << point_list(missing) << "\n";
+              << " point(s) missing (no shard has them): " << by_task(missing) << "\n";
   if (!failed.empty())
     std::cerr << "memwall: " << (options.allow_missing ? "warning" : "error") << ": " << failed.size()
-              << " point(s) failed: " << point_list(failed) << "\n";
+              << " point(s) failed: " << by_task(failed) << "\n";
   if ((!missing.empty() || !failed.empty()) && !options.allow_missing) {
-    std::cerr << "memwall: `memwall sweep FILE --resume --out " << out
-              << "` runs only those; --allow-missing accepts a partial merge\n";
+    std::cerr << "memwall: `memwall sweep FILE --resume --out " << out << "` runs only those"
+              << (options.shards > 0 ? " (or the --slurm command again, which submits only those tasks)" : "")
+              << "; --allow-missing accepts a partial merge\n";
     return kExitInternal;
   }
   return kExitOk;
