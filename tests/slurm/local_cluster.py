@@ -64,7 +64,7 @@ class LocalCluster:
         conf = os.path.join(d, "slurm.conf")
         with open(conf, "w") as f:
             f.write(f"""ClusterName=memwall-test
-SlurmctldHost={host}
+SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={free_port()}
 SlurmdPort={free_port()}
 AuthType=auth/munge
@@ -89,7 +89,7 @@ SelectTypeParameters=CR_CPU
 ReturnToService=2
 MpiDefault=none
 MinJobAge=3600
-NodeName={host} CPUs={self.cpus} State=UNKNOWN
+NodeName={host} NodeAddr=127.0.0.1 CPUs={self.cpus} State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
         self.env = dict(os.environ, SLURM_CONF=conf)
