@@ -121,6 +121,9 @@ def main():
     args = a.parse_args()
     global SANITIZED
     SANITIZED = args.sanitized
+    global TIME_LIMIT_S
+    if SANITIZED:  # ASan and UBSan run memwall 2-5x slower (a plan mutant enumerates hundreds of layouts)
+        TIME_LIMIT_S *= 3
     memwall = os.path.abspath(args.memwall)
     rng = random.Random(args.seed)
     corpus = seeds()
