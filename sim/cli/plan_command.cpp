@@ -27,12 +27,24 @@ namespace {
 
 using plan::Candidate;
 
-const std::vector<std::string> kLayoutColumns{
-    "fabric",  "estimate_rank", "layout",      "tensor", "sequence_parallel", "pipeline", "virtual_stages",
-    "context", "expert",        "data",        "micro_batch", "activation_recompute", "sharding", "memory_bytes",
-    "estimate_step_s", "estimate_tokens_per_s_per_gpu"};
-const std::vector<std::string> kSimulatedColumns{"tokens_per_s_per_gpu", "mfu", "t_tp_comm_s", "t_pp_wait_s",
-                                                 "t_dp_comm_s", "t_ep_comm_s", "t_cp_comm_s"};
+const std::vector<std::string> kLayoutColumns{"fabric",
+                                              "estimate_rank",
+                                              "layout",
+                                              "tensor",
+                                              "sequence_parallel",
+                                              "pipeline",
+                                              "virtual_stages",
+                                              "context",
+                                              "expert",
+                                              "data",
+                                              "micro_batch",
+                                              "activation_recompute",
+                                              "sharding",
+                                              "memory_bytes",
+                                              "estimate_step_s",
+                                              "estimate_tokens_per_s_per_gpu"};
+const std::vector<std::string> kSimulatedColumns{
+    "tokens_per_s_per_gpu", "mfu", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_ep_comm_s", "t_cp_comm_s"};
 
 std::vector<std::string> plan_columns() {
   std::vector<std::string> columns{"point", "status", "error", "sweep_points"};
@@ -43,7 +55,9 @@ std::vector<std::string> plan_columns() {
   return columns;
 }
 
-std::string num(double v) { return model::format("%.17g", v); }
+std::string num(double v) {
+  return model::format("%.17g", v);
+}
 
 std::vector<std::string> layout_cells(const plan::PlanSpec& spec, const Candidate& c, long long rank) {
   const model::ParallelLayout& l = c.parallel;
@@ -65,9 +79,11 @@ std::vector<std::string> layout_cells(const plan::PlanSpec& spec, const Candidat
           num(c.estimate.tokens_per_s_per_gpu)};
 }
 
-std::vector<std::string> row_for(const plan::PlanSpec& spec, const Candidate& c, long long rank, long long point,
-                                 long long total, const std::string& error, const nlohmann::json* record) {
-  std::vector<std::string> row{std::to_string(point), error.empty() ? "ok" : "error", error, std::to_string(total)};
+std::vector<std::string> row_for(const plan::PlanSpec& spec, const Candidate& c, long long rank,
+                                 long long point, long long total, const std::string& error,
+                                 const nlohmann::json* record) {
+  std::vector<std::string> row{std::to_string(point), error.empty() ? "ok" : "error", error,
+                               std::to_string(total)};
   for (auto& cell : layout_cells(spec, c, rank))
     row.push_back(cell);
   if (record) {
@@ -97,9 +113,11 @@ void check_resumable(const sweep::ResultsTable& previous, const plan::PlanSpec& 
   for (const auto& [point, row] : previous.rows()) {
     if (point < 0 || point >= static_cast<long long>(by_point.size()))
       throw model::InputError(out, 0, "--resume",
-                              "point " + std::to_string(point) + " is not a layout this plan simulates; not resuming into it");
+                              "point " + std::to_string(point) +
+                                  " is not a layout this plan simulates; not resuming into it");
     const Candidate& c = *by_point[size_t(point)];
-    if (previous.cell(point, "layout") != c.layout || previous.cell(point, "fabric") != spec.fabrics[c.fabric].label)
+    if (previous.cell(point, "layout") != c.layout ||
+        previous.cell(point, "fabric") != spec.fabrics[c.fabric].label)
       throw model::InputError(out, 0, "--resume",
                               "point " + std::to_string(point) + " is " + previous.cell(point, "layout") +
                                   ", this plan now simulates " + c.layout + " there; not resuming into it");
@@ -123,15 +141,17 @@ int plan_command(const PlanOptions& options) {
       if (output::same_file(options.out, options.file))
         throw model::InputError(options.out, 0, "--out", "is the plan file itself");
     } else if (shard.count > 1 || options.resume || options.slurm.any()) {
-      throw model::InputError("--out", 0, "", "--shard, --resume and --slurm need a results file (--out R.csv or R.h5)");
+      throw model::InputError("--out", 0, "",
+                              "--shard, --resume and --slurm need a results file (--out R.csv or R.h5)");
     }
     if (options.slurm.any() && shard.count > 1)
       throw model::InputError("--shard", 0, "", "--slurm makes the shards itself (--shards M)");
     std::cerr << "memwall: plan " << spec.file << ": " << spec.candidates() << " layouts per fabric, "
               << spec.fabrics.size() << " fabric(s); checking constraints and memory, estimating\n";
     plans = plan::enumerate_and_estimate(spec, [&](const plan::FabricPlan& p) {
-      std::cerr << "memwall: " << p.label << ": " << p.layouts << " layouts, " << p.broken << " break a constraint, "
-                << p.too_big << " do not fit in HBM, " << p.ranked.size() << " estimated\n";
+      std::cerr << "memwall: " << p.label << ": " << p.layouts << " layouts, " << p.broken
+                << " break a constraint, " << p.too_big << " do not fit in HBM, " << p.ranked.size()
+                << " estimated\n";
       std::vector<std::pair<long long, std::string>> why;
       for (const auto& [reason, count] : p.why)
         why.emplace_back(-count, reason);
@@ -147,14 +167,16 @@ int plan_command(const PlanOptions& options) {
       if (p.has_closest)
         throw model::InputError(
             spec.file, line, "search",
-            "no layout fits in HBM on " + p.label + model::format(" (headroom %.0f%%); the closest, ", 100 * spec.headroom) +
-                p.closest.layout +
-                model::format(", needs %.1f GB per GPU, %.1f GB more than the %.1f GB usable", p.closest.memory_bytes / 1e9,
-                              p.shortfall_bytes / 1e9, p.closest.capacity_bytes * (1 - spec.headroom) / 1e9));
+            "no layout fits in HBM on " + p.label +
+                model::format(" (headroom %.0f%%); the closest, ", 100 * spec.headroom) + p.closest.layout +
+                model::format(", needs %.1f GB per GPU, %.1f GB more than the %.1f GB usable",
+                              p.closest.memory_bytes / 1e9, p.shortfall_bytes / 1e9,
+                              p.closest.capacity_bytes * (1 - spec.headroom) / 1e9));
       std::string why;
       for (const auto& [reason, count] : p.why)
         why += (why.empty() ? "" : "; ") + std::to_string(count) + " x " + reason;
-      throw model::InputError(spec.file, line, "search", "no layout meets the constraints on " + p.label + " (" + why + ")");
+      throw model::InputError(spec.file, line, "search",
+                              "no layout meets the constraints on " + p.label + " (" + why + ")");
     }
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << e.what() << "\n";
@@ -186,8 +208,13 @@ int plan_command(const PlanOptions& options) {
     request.jobs_per_task = options.jobs;
     request.task_args = {"--top", std::to_string(spec.top)};
     // After the merge, the report (and the best layouts) from the merged results, without simulating.
-    request.report_args = {"plan", std::filesystem::absolute(options.file).string(), "--resume", "--out",
-                           std::filesystem::absolute(options.out).string(), "--top", std::to_string(spec.top)};
+    request.report_args = {"plan",
+                           std::filesystem::absolute(options.file).string(),
+                           "--resume",
+                           "--out",
+                           std::filesystem::absolute(options.out).string(),
+                           "--top",
+                           std::to_string(spec.top)};
     if (!options.write_best.empty()) {
       request.report_args.push_back("--write-best");
       request.report_args.push_back(std::filesystem::absolute(options.write_best).string());
@@ -226,10 +253,12 @@ int plan_command(const PlanOptions& options) {
       continue;
     }
     const Candidate& c = *by_point[size_t(point)];
-    todo.push_back({point, c.scenario_yaml, spec.file + " (" + spec.fabrics[c.fabric].label + ": " + c.layout + ")"});
+    todo.push_back(
+        {point, c.scenario_yaml, spec.file + " (" + spec.fabrics[c.fabric].label + ": " + c.layout + ")"});
   }
   if (skipped)
-    std::cerr << "memwall: resuming: " << skipped << " layout(s) already simulated in " << options.out << "\n";
+    std::cerr << "memwall: resuming: " << skipped << " layout(s) already simulated in " << options.out
+              << "\n";
   std::cerr << "memwall: simulating " << todo.size() << " layout(s)"
             << (shard.count > 1 ? " (shard " + options.shard + " of the " + std::to_string(total) + ")" : "")
             << " with " << options.jobs << " process(es)\n";
@@ -237,20 +266,23 @@ int plan_command(const PlanOptions& options) {
   try {
     if (!options.out.empty())
       sweep::save_results(results, options.out);
-    sweep::run_points(todo, options.jobs, [&](const sweep::PointJob& job, const std::string& error,
-                                              const nlohmann::json* record) {
-      const Candidate& c = *by_point[size_t(job.index)];
-      results.set_row(job.index, row_for(spec, c, rank_of_point[size_t(job.index)], job.index, total, error, record));
-      if (!options.out.empty())
-        sweep::save_results(results, options.out);
-      failed += error.empty() ? 0 : 1;
-      progress.point_done(job.index, error.empty(), error);
-    });
+    sweep::run_points(
+        todo, options.jobs,
+        [&](const sweep::PointJob& job, const std::string& error, const nlohmann::json* record) {
+          const Candidate& c = *by_point[size_t(job.index)];
+          results.set_row(
+              job.index, row_for(spec, c, rank_of_point[size_t(job.index)], job.index, total, error, record));
+          if (!options.out.empty())
+            sweep::save_results(results, options.out);
+          failed += error.empty() ? 0 : 1;
+          progress.point_done(job.index, error.empty(), error);
+        });
   } catch (const sweep::Interrupted& stop) {
     progress.finish();
     std::cerr << "memwall: plan interrupted (signal " << stop.signal_number << ")"
-              << (options.out.empty() ? "" : "; the layouts simulated so far are in " + options.out +
-                                                 " (--resume runs the rest)")
+              << (options.out.empty()
+                      ? ""
+                      : "; the layouts simulated so far are in " + options.out + " (--resume runs the rest)")
               << "\n";
     return 128 + stop.signal_number;
   } catch (const std::exception& e) {

@@ -51,7 +51,9 @@ long long stride_of(const model::ParallelLayout& l, model::Axis axis) {
   return stride;
 }
 
-double seconds(const sim::PhaseCost& c, double peak) { return c.roofline_flops / peak; }
+double seconds(const sim::PhaseCost& c, double peak) {
+  return c.roofline_flops / peak;
+}
 
 // A ring all-reduce's 2 (n - 1) steps of `bytes` / n each.
 double ring_allreduce_s(double bytes, long long n, const LinkFigures& link) {
@@ -81,7 +83,8 @@ FabricFigures fabric_figures(const topologies::FabricSpec& spec, long long gpus)
       f.inter.bytes_per_s /= double(f.gpus_per_node);
   }
   if (spec.kind == "cluster" && spec.cluster.oversubscription > 1) {
-    f.leaf_gpus = spec.cluster.leaf_ports * (spec.cluster.nic_per_gpu && !spec.cluster.rail_optimized ? 1 : f.gpus_per_node);
+    f.leaf_gpus = spec.cluster.leaf_ports *
+                  (spec.cluster.nic_per_gpu && !spec.cluster.rail_optimized ? 1 : f.gpus_per_node);
     f.oversubscription = spec.cluster.oversubscription;
   }
   if (f.gpus_per_node == 1 && gpu.size() > 1)
@@ -110,19 +113,28 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   const double tp_one_s = ring_allreduce_s(activation_bytes, t, tp_link);
   const model::ArchitectureSpec arch = sim::architecture_of(s);
   const double kv_bytes =
-      c > 1 ? tokens * 2.0 * (arch.heads > 0 ? double(model::kv_heads_of(arch)) * double(arch.hidden) / double(arch.heads)
-                                             : double(arch.hidden)) *
-                  kActivationBytes / double(t)
-            : 0.0;
-  const double ep_bytes = tokens / double(t) * double(std::max(1LL, arch.moe.top_k)) * double(s.shape.hidden) * kActivationBytes;
+      c > 1
+          ? tokens * 2.0 *
+                (arch.heads > 0 ? double(model::kv_heads_of(arch)) * double(arch.hidden) / double(arch.heads)
+                                : double(arch.hidden)) *
+                kActivationBytes / double(t)
+          : 0.0;
+  const double ep_bytes =
+      tokens / double(t) * double(std::max(1LL, arch.moe.top_k)) * double(s.shape.hidden) * kActivationBytes;
   auto pass = [&](const sim::PhaseCost& gemm, const sim::PhaseCost& elementwise, bool moe, double kv_blocks,
                   double all_reduces, double& tp_s, double& cp_s, double& ep_s) {
     const double compute_s = seconds(gemm, peak) + seconds(elementwise, peak);
     const double tp = all_reduces * tp_one_s;
     const double tp_exposed = l.tp_overlap ? std::max(0.0, tp - seconds(gemm, peak)) : tp;
-    const double cp = c > 1 ? kv_blocks * (double(c - 1) * kv_bytes / cp_link.bytes_per_s + double(c - 1) * cp_link.latency_s) : 0.0;
+    const double cp =
+        c > 1
+            ? kv_blocks * (double(c - 1) * kv_bytes / cp_link.bytes_per_s + double(c - 1) * cp_link.latency_s)
+            : 0.0;
     const double cp_exposed = std::max(0.0, cp - compute_s);
-    const double ep = moe && e > 1 ? all_reduces * (double(e - 1) / double(e) * ep_bytes / ep_link.bytes_per_s + ep_link.latency_s) : 0.0;
+    const double ep =
+        moe && e > 1
+            ? all_reduces * (double(e - 1) / double(e) * ep_bytes / ep_link.bytes_per_s + ep_link.latency_s)
+            : 0.0;
     tp_s += tp_exposed;
     cp_s += cp_exposed;
     ep_s += ep;
@@ -192,13 +204,15 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
     if (s.training.overlap_bucketed) {
       double backward = 0;
       for (long long layer = 0; layer < s.shape.layers; ++layer)
-        backward += seconds(work.layer(layer).bwd_gemm, peak) + seconds(work.layer(layer).bwd_elementwise, peak);
+        backward +=
+            seconds(work.layer(layer).bwd_gemm, peak) + seconds(work.layer(layer).bwd_elementwise, peak);
       comm = std::max(comm / double(s.shape.layers), comm - backward);
     }
     est.dp_s = comm;
     est.optimizer_s = seconds(work.optimizer, peak);
   }
-  est.step_s = est.compute_s + est.tp_s + est.cp_s + est.ep_s + est.bubble_s + est.pp_s + est.dp_s + est.optimizer_s;
+  est.step_s =
+      est.compute_s + est.tp_s + est.cp_s + est.ep_s + est.bubble_s + est.pp_s + est.dp_s + est.optimizer_s;
   const double tokens_per_gpu = s.tokens_per_microbatch * m * double(l.data) / double(s.gpus);
   est.tokens_per_s_per_gpu = tokens_per_gpu / est.step_s;
   return est;

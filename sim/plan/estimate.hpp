@@ -24,7 +24,7 @@ struct LinkFigures {
 struct FabricFigures {
   long long gpus_per_node = 1; // GPUs that share the fast class
   LinkFigures intra, inter;
-  long long leaf_gpus = 0;     // GPUs under one leaf switch (0: no oversubscription to apply)
+  long long leaf_gpus = 0; // GPUs under one leaf switch (0: no oversubscription to apply)
   double oversubscription = 1;
 };
 
@@ -34,11 +34,11 @@ FabricFigures fabric_figures(const topologies::FabricSpec& spec, long long gpus)
 
 struct StepEstimate {
   double step_s = 0;
-  double compute_s = 0;   // per micro-batch forward + backward times m, on the busiest stage
+  double compute_s = 0; // per micro-batch forward + backward times m, on the busiest stage
   double bubble_s = 0;
   double tp_s = 0, cp_s = 0, ep_s = 0; // exposed, per step, busiest stage
-  double pp_s = 0;        // activations between stages on the critical path
-  double dp_s = 0;        // gradient synchronisation exposed
+  double pp_s = 0;                     // activations between stages on the critical path
+  double dp_s = 0;                     // gradient synchronisation exposed
   double optimizer_s = 0;
   double tokens_per_s_per_gpu = 0;
 };

@@ -34,7 +34,8 @@ std::vector<double> ranks(const std::vector<double>& x) {
 }
 
 // The fabric's simulated points that finished, best simulated throughput first.
-std::vector<size_t> finished_by_throughput(const PlannedPoints& points, size_t f, const sweep::ResultsTable& results) {
+std::vector<size_t> finished_by_throughput(const PlannedPoints& points, size_t f,
+                                           const sweep::ResultsTable& results) {
   std::vector<size_t> done;
   for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
     if (results.has_ok_row(points.by_fabric[f][i]))
@@ -77,12 +78,13 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
   std::vector<std::string> best_layout(plans.size());
   for (size_t f = 0; f < plans.size(); ++f) {
     const FabricPlan& plan = plans[f];
-    out << "\n" << spec.name << " on " << plan.label << ": " << plan.layouts << " layouts, " << plan.broken
+    out << "\n"
+        << spec.name << " on " << plan.label << ": " << plan.layouts << " layouts, " << plan.broken
         << " break a constraint, " << plan.too_big << " do not fit, " << plan.ranked.size() << " estimated, "
         << points.by_fabric[f].size() << " simulated\n";
     out << model::format("%3s %-58s %10s %9s %6s %7s %8s %8s %8s %8s %8s %8s %9s %7s\n", "#", "layout",
-                         "tok/s/GPU", "step s", "MFU %", "mem GB", "mJ/tok", "TP s", "PP s", "DP s", "EP s", "CP s",
-                         "est. s", "est. %");
+                         "tok/s/GPU", "step s", "MFU %", "mem GB", "mJ/tok", "TP s", "PP s", "DP s", "EP s",
+                         "CP s", "est. s", "est. %");
     std::vector<double> estimated, simulated;
     const std::vector<size_t> done = finished_by_throughput(points, f, results);
     for (size_t k = 0; k < done.size(); ++k) {
@@ -92,13 +94,13 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
       const double est = c.estimate.step_s;
       estimated.push_back(est);
       simulated.push_back(step);
-      out << model::format("%3zu %-58s %10.1f %9.4g %6.1f %7.1f %8.4g %8.3g %8.3g %8.3g %8.3g %8.3g %9.4g %+7.1f\n",
-                           k + 1, c.layout.c_str(), number(results, point, "tokens_per_s_per_gpu"), step,
-                           100 * number(results, point, "mfu"), c.memory_bytes / 1e9,
-                           number(results, point, "mj_per_token"), number(results, point, "t_tp_comm_s"),
-                           number(results, point, "t_pp_wait_s"), number(results, point, "t_dp_comm_s"),
-                           number(results, point, "t_ep_comm_s"), number(results, point, "t_cp_comm_s"), est,
-                           100 * (est / step - 1));
+      out << model::format(
+          "%3zu %-58s %10.1f %9.4g %6.1f %7.1f %8.4g %8.3g %8.3g %8.3g %8.3g %8.3g %9.4g %+7.1f\n", k + 1,
+          c.layout.c_str(), number(results, point, "tokens_per_s_per_gpu"), step,
+          100 * number(results, point, "mfu"), c.memory_bytes / 1e9, number(results, point, "mj_per_token"),
+          number(results, point, "t_tp_comm_s"), number(results, point, "t_pp_wait_s"),
+          number(results, point, "t_dp_comm_s"), number(results, point, "t_ep_comm_s"),
+          number(results, point, "t_cp_comm_s"), est, 100 * (est / step - 1));
     }
     for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
       if (!results.has_ok_row(points.by_fabric[f][i]))
@@ -110,7 +112,8 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
     if (!done.empty()) {
       best[f] = number(results, points.by_fabric[f][done[0]], "tokens_per_s_per_gpu");
       best_layout[f] = points.candidates[f][done[0]]->layout;
-      out << "best on " << plan.label << ": " << best_layout[f] << model::format(", %.1f tokens/s/GPU\n", best[f]);
+      out << "best on " << plan.label << ": " << best_layout[f]
+          << model::format(", %.1f tokens/s/GPU\n", best[f]);
     }
     const double rho = spearman(estimated, simulated);
     if (!std::isnan(rho))
@@ -124,8 +127,8 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
       const bool b_slower = best[b] <= best[a];
       const size_t fast = b_slower ? a : b, slow = b_slower ? b : a;
       out << model::format("%s is %.1f%% slower than %s on their best layouts (%.1f vs %.1f tokens/s/GPU)\n",
-                           plans[slow].label.c_str(), 100 * (1 - best[slow] / best[fast]), plans[fast].label.c_str(),
-                           best[slow], best[fast]);
+                           plans[slow].label.c_str(), 100 * (1 - best[slow] / best[fast]),
+                           plans[fast].label.c_str(), best[slow], best[fast]);
     }
 }
 
@@ -139,11 +142,12 @@ std::vector<std::string> write_best_layouts(const std::string& dir, const PlanSp
     if (done.empty() || done.size() != points.by_fabric[f].size())
       continue;
     const Candidate& c = *points.candidates[f][done[0]];
-    const std::string path = (std::filesystem::path(dir) / (file_name_for(plans[f].label) + ".yaml")).string();
-    const std::string header = "# Best layout found by `memwall plan " + spec.file + "` on " + plans[f].label +
-                               ": " + c.layout +
-                               model::format(" (%.1f tokens/s/GPU simulated)\n",
-                                             number(results, points.by_fabric[f][done[0]], "tokens_per_s_per_gpu"));
+    const std::string path =
+        (std::filesystem::path(dir) / (file_name_for(plans[f].label) + ".yaml")).string();
+    const std::string header =
+        "# Best layout found by `memwall plan " + spec.file + "` on " + plans[f].label + ": " + c.layout +
+        model::format(" (%.1f tokens/s/GPU simulated)\n",
+                      number(results, points.by_fabric[f][done[0]], "tokens_per_s_per_gpu"));
     output::write_atomically(path, header + c.scenario_yaml + "\n");
     written.push_back(path);
   }

@@ -103,10 +103,12 @@ PlanSpec load_plan(const std::string& path) {
     if (!plan_keys.count(key))
       overlay[key] = node.yaml();
   merge_into(scenario, overlay);
-  if (scenario["cluster"] && scenario["cluster"].IsMap() && scenario["cluster"]["fabric"] && root.has("cluster"))
+  if (scenario["cluster"] && scenario["cluster"].IsMap() && scenario["cluster"]["fabric"] &&
+      root.has("cluster"))
     if (root.child("cluster").has("fabric"))
       scenario["cluster"]["fabric"] = absolute_fabric(scenario["cluster"]["fabric"], path);
-  spec.name = scenario["name"] && scenario["name"].IsScalar() ? scenario["name"].Scalar() : fs::path(path).stem().string();
+  spec.name = scenario["name"] && scenario["name"].IsScalar() ? scenario["name"].Scalar()
+                                                              : fs::path(path).stem().string();
   spec.scenario = scenario;
 
   // Fabrics: each loads now, so that a bad one fails before any work.
@@ -118,7 +120,9 @@ PlanSpec load_plan(const std::string& path) {
       const topologies::FabricSpec fabric = topologies::parse_fabric(f);
       PlanFabric pf;
       pf.value = absolute_fabric(f.yaml(), path);
-      pf.label = f.is_scalar() ? f.as_string() : (!fabric.name.empty() ? fabric.name : "fabric " + std::to_string(spec.fabrics.size() + 1));
+      pf.label = f.is_scalar() ? f.as_string()
+                               : (!fabric.name.empty() ? fabric.name
+                                                       : "fabric " + std::to_string(spec.fabrics.size() + 1));
       pf.line = f.line();
       if (!labels.insert(pf.label).second)
         f.fail("fabric '" + pf.label + "' is listed twice");
@@ -131,8 +135,9 @@ PlanSpec load_plan(const std::string& path) {
     PlanFabric pf;
     pf.value = YAML::Clone(cluster["fabric"]);
     pf.label = pf.value.IsScalar() ? fs::path(pf.value.Scalar()).stem().string() : "fabric";
-    pf.line = root.has("cluster") && root.child("cluster").has("fabric") ? root.child("cluster").child("fabric").line()
-                                                                          : root.line();
+    pf.line = root.has("cluster") && root.child("cluster").has("fabric")
+                  ? root.child("cluster").child("fabric").line()
+                  : root.line();
     spec.fabrics.push_back(pf);
   }
 
@@ -146,16 +151,17 @@ PlanSpec load_plan(const std::string& path) {
     while (k < kSearchKeyCount && key != kSearchKeys[k].name)
       ++k;
     if (k == kSearchKeyCount)
-      list.fail(
-          "unknown search key '" + key + "' (searchable: tensor, sequence_parallel, pipeline, virtual_stages, "
-          "context, expert, micro_batch, activation_recompute, sharding)");
+      list.fail("unknown search key '" + key +
+                "' (searchable: tensor, sequence_parallel, pipeline, virtual_stages, "
+                "context, expert, micro_batch, activation_recompute, sharding)");
     SearchAxis axis;
     axis.key = k;
     axis.values = search_values(list, kSearchKeys[k]);
     axis.line = list.line();
     spec.axes.push_back(axis);
   }
-  std::sort(spec.axes.begin(), spec.axes.end(), [](const SearchAxis& a, const SearchAxis& b) { return a.key < b.key; });
+  std::sort(spec.axes.begin(), spec.axes.end(),
+            [](const SearchAxis& a, const SearchAxis& b) { return a.key < b.key; });
   // `pipeline: auto`: the divisors of the layer count, up to a bound.
   for (SearchAxis& axis : spec.axes)
     if (axis.values.empty()) {
@@ -168,8 +174,9 @@ PlanSpec load_plan(const std::string& path) {
           axis.values.emplace_back(p);
     }
   if (spec.candidates() > kMaxCandidates)
-    search.fail("the search has " + std::to_string(spec.candidates()) + " layouts per fabric, over the limit of " +
-                std::to_string(kMaxCandidates) + "; narrow a range");
+    search.fail("the search has " + std::to_string(spec.candidates()) +
+                " layouts per fabric, over the limit of " + std::to_string(kMaxCandidates) +
+                "; narrow a range");
   if (auto top = root.optional_child("top"))
     spec.top = top->as_count(10000, "layouts");
   if (auto headroom = root.optional_child("headroom")) {

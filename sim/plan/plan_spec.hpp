@@ -30,14 +30,10 @@ struct SearchKey {
   const char* scenario_key; // dotted
 };
 inline constexpr SearchKey kSearchKeys[] = {
-    {"tensor", "parallelism.tensor"},
-    {"sequence_parallel", "parallelism.sequence_parallel"},
-    {"pipeline", "parallelism.pipeline"},
-    {"virtual_stages", "parallelism.virtual_stages"},
-    {"context", "parallelism.context"},
-    {"expert", "parallelism.expert"},
-    {"micro_batch", "batch.micro_batch"},
-    {"activation_recompute", "training.activation_recompute"},
+    {"tensor", "parallelism.tensor"},     {"sequence_parallel", "parallelism.sequence_parallel"},
+    {"pipeline", "parallelism.pipeline"}, {"virtual_stages", "parallelism.virtual_stages"},
+    {"context", "parallelism.context"},   {"expert", "parallelism.expert"},
+    {"micro_batch", "batch.micro_batch"}, {"activation_recompute", "training.activation_recompute"},
     {"sharding", "training.sharding"},
 };
 inline constexpr size_t kSearchKeyCount = sizeof(kSearchKeys) / sizeof(kSearchKeys[0]);
@@ -45,9 +41,9 @@ inline constexpr long long kAutoPipelineMax = 128;
 inline constexpr long long kMaxCandidates = 1000000;
 
 struct SearchAxis {
-  size_t key = 0;                  // index into kSearchKeys
-  std::vector<YAML::Node> values;  // as written (pipeline: auto expanded)
-  int line = 0;                    // of the key in the plan file
+  size_t key = 0;                 // index into kSearchKeys
+  std::vector<YAML::Node> values; // as written (pipeline: auto expanded)
+  int line = 0;                   // of the key in the plan file
 };
 
 struct PlanFabric {
@@ -59,13 +55,13 @@ struct PlanFabric {
 struct PlanSpec {
   std::string file;
   std::string name;
-  YAML::Node scenario;               // the base with the plan's scenario keys merged over it
+  YAML::Node scenario; // the base with the plan's scenario keys merged over it
   std::optional<model::InputNode> root;
   std::vector<PlanFabric> fabrics;
-  std::vector<SearchAxis> axes;      // only the keys the plan searches, in kSearchKeys order
+  std::vector<SearchAxis> axes; // only the keys the plan searches, in kSearchKeys order
   long long top = 5;
   double headroom = 0;
-  long long candidates() const;      // the full grid's size per fabric
+  long long candidates() const; // the full grid's size per fabric
 };
 
 PlanSpec load_plan(const std::string& path);

@@ -1,8 +1,8 @@
 #include "planner.hpp"
 
 #include "model/architecture.hpp"
-#include "sim/sweep/sweep_spec.hpp"
 #include "model/seed_tables.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -26,7 +26,9 @@ std::string describe_layout(const sim::Scenario& s, long long micro_batch) {
   if (micro_batch > 0)
     text += ", mb " + std::to_string(micro_batch);
   const model::TrainingPlan& t = s.training;
-  text += std::string(", recompute ") + (t.activation_recompute ? "full" : t.selective_recompute ? "selective" : "none");
+  text += std::string(", recompute ") + (t.activation_recompute  ? "full"
+                                         : t.selective_recompute ? "selective"
+                                                                 : "none");
   text += std::string(", ") + model::sharding_name(t.sharding);
   return text;
 }
@@ -95,7 +97,8 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
       }
       std::string label;
       for (size_t a = 0; a < spec.axes.size(); ++a)
-        label += (label.empty() ? "" : ", ") + std::string(kSearchKeys[spec.axes[a].key].name) + "=" + values[a];
+        label +=
+            (label.empty() ? "" : ", ") + std::string(kSearchKeys[spec.axes[a].key].name) + "=" + values[a];
       const std::string name = spec.name + " [" + plan.label + ": " + label + "]";
       scenario["name"] = name;
       YAML::Emitter out;
@@ -103,8 +106,8 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
       const std::string text = out.c_str();
       sim::Scenario s;
       try {
-        s = sim::parse_scenario(model::InputNode::load_string(text, spec.file + " (" + plan.label + ": " + label + ")"),
-                                catalog);
+        s = sim::parse_scenario(
+            model::InputNode::load_string(text, spec.file + " (" + plan.label + ": " + label + ")"), catalog);
       } catch (const model::InputError& e) {
         if (!is_layout_error(e))
           throw locate_in_plan(spec, e);
@@ -118,15 +121,20 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
       c.values = values;
       c.scenario_yaml = text;
       c.parallel = s.layout;
-      c.micro_batch = s.global_batch > 0 && s.arch.seq_len > 0 ? std::llround(s.tokens_per_microbatch / double(s.arch.seq_len)) : 0;
-      c.recompute = s.training.activation_recompute ? "full" : s.training.selective_recompute ? "selective" : "none";
+      c.micro_batch = s.global_batch > 0 && s.arch.seq_len > 0
+                          ? std::llround(s.tokens_per_microbatch / double(s.arch.seq_len))
+                          : 0;
+      c.recompute = s.training.activation_recompute  ? "full"
+                    : s.training.selective_recompute ? "selective"
+                                                     : "none";
       c.sharding = model::sharding_name(s.training.sharding);
       c.layout = describe_layout(s, c.micro_batch);
       const model::MemoryFootprint memory = sim::scenario_footprint(s);
       c.memory_bytes = memory.total_bytes;
       c.capacity_bytes = memory.capacity_bytes;
       c.peak_flops_per_s = s.gpu.peak_flops_per_s;
-      c.model_flops_per_token = model::training_flops_per_token(sim::architecture_of(s), model::Recompute::None);
+      c.model_flops_per_token =
+          model::training_flops_per_token(sim::architecture_of(s), model::Recompute::None);
       const double usable = memory.capacity_bytes * (1.0 - spec.headroom);
       if (memory.total_bytes > usable) {
         ++plan.too_big;
@@ -145,8 +153,9 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
       c.estimate = estimate_step(s, figures);
       plan.ranked.push_back(std::move(c));
     }
-    std::stable_sort(plan.ranked.begin(), plan.ranked.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.estimate.step_s < b.estimate.step_s; });
+    std::stable_sort(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& a, const Candidate& b) {
+      return a.estimate.step_s < b.estimate.step_s;
+    });
     if (!plan.ranked.empty())
       plan.has_closest = false;
     if (progress)

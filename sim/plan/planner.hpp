@@ -16,12 +16,12 @@ namespace memwall::plan {
 
 struct Candidate {
   size_t fabric = 0;
-  long long index = 0;              // position in the fabric's grid
-  std::vector<std::string> values;  // per searched axis, as compact YAML
-  std::string scenario_yaml;        // runnable as it is
-  std::string layout;               // "TP 8 (SP) PP 4 v2 CP 1 EP 1 DP 32, mb 1, recompute full, zero1"
+  long long index = 0;             // position in the fabric's grid
+  std::vector<std::string> values; // per searched axis, as compact YAML
+  std::string scenario_yaml;       // runnable as it is
+  std::string layout;              // "TP 8 (SP) PP 4 v2 CP 1 EP 1 DP 32, mb 1, recompute full, zero1"
   model::ParallelLayout parallel;
-  long long micro_batch = 0;        // sequences (0 when the batch is given in tokens)
+  long long micro_batch = 0; // sequences (0 when the batch is given in tokens)
   std::string recompute, sharding;
   double memory_bytes = 0, capacity_bytes = 0;
   double model_flops_per_token = 0; // without recompute, for MFU
@@ -31,14 +31,14 @@ struct Candidate {
 
 struct FabricPlan {
   std::string label;
-  long long layouts = 0;                 // in the grid
-  long long broken = 0;                  // break a constraint
-  std::map<std::string, long long> why;  // constraint -> layouts that break it (first words of the reason)
-  long long too_big = 0;                 // do not fit HBM with the headroom
-  std::vector<Candidate> ranked;         // those that fit, fastest estimate first
-  bool has_closest = false;              // the layout closest to fitting, when none fits
+  long long layouts = 0;                // in the grid
+  long long broken = 0;                 // break a constraint
+  std::map<std::string, long long> why; // constraint -> layouts that break it (first words of the reason)
+  long long too_big = 0;                // do not fit HBM with the headroom
+  std::vector<Candidate> ranked;        // those that fit, fastest estimate first
+  bool has_closest = false;             // the layout closest to fitting, when none fits
   Candidate closest;
-  double shortfall_bytes = 0;            // its footprint over the usable HBM
+  double shortfall_bytes = 0; // its footprint over the usable HBM
 };
 
 // Progress: called after each fabric's enumeration.

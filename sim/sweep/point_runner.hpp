@@ -20,7 +20,8 @@ struct PointJob {
 // `error` is empty and `record` the run's JSON record on success; else `error` is the worker's last
 // error line and `record` null. Called in completion order. Throws Interrupted (process_pool.hpp)
 // on SIGINT / SIGTERM / SIGHUP, after the workers are killed.
-using PointDone = std::function<void(const PointJob& job, const std::string& error, const nlohmann::json* record)>;
+using PointDone =
+    std::function<void(const PointJob& job, const std::string& error, const nlohmann::json* record)>;
 void run_points(const std::vector<PointJob>& points, int jobs, const PointDone& on_done);
 
 } // namespace memwall::sweep

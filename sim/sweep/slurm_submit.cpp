@@ -101,8 +101,9 @@ void submit_to_slurm(const SlurmRequest& r) {
     throw model::InputError(r.file, 0, "--slurm", "nothing to run");
   const long long shards = r.shards > 0 ? r.shards : std::min<long long>(r.points, 16);
   if (shards > r.points)
-    throw model::InputError("--shards", 0, "", std::to_string(shards) + " tasks for " + std::to_string(r.points) +
-                                                   " points: some tasks would have nothing to do");
+    throw model::InputError("--shards", 0, "",
+                            std::to_string(shards) + " tasks for " + std::to_string(r.points) +
+                                " points: some tasks would have nothing to do");
   const std::string out = fs::absolute(r.out).lexically_normal().string();
   const std::string file = fs::absolute(r.file).lexically_normal().string();
   const fs::path dir = out + ".slurm";
@@ -116,7 +117,8 @@ void submit_to_slurm(const SlurmRequest& r) {
     if (previous != shards)
       throw model::InputError("--shards", 0, "",
                               dir.string() + " holds the shards of " + std::to_string(previous) +
-                                  " tasks; submit with --shards " + std::to_string(previous) + " or remove it");
+                                  " tasks; submit with --shards " + std::to_string(previous) +
+                                  " or remove it");
   }
   std::vector<long long> tasks;
   for (long long k = 1; k <= shards; ++k)
@@ -124,23 +126,32 @@ void submit_to_slurm(const SlurmRequest& r) {
       tasks.push_back(k);
 
   const std::string memwall = self_executable();
-  std::string task_command = quote(memwall) + " " + r.command + " " + quote(file) + " --shard \"${SLURM_ARRAY_TASK_ID}/" +
-                             std::to_string(shards) + "\" --resume -j " + std::to_string(r.jobs_per_task) + " --out " +
+  std::string task_command = quote(memwall) + " " + r.command + " " + quote(file) +
+                             " --shard \"${SLURM_ARRAY_TASK_ID}/" + std::to_string(shards) +
+                             "\" --resume -j " + std::to_string(r.jobs_per_task) + " --out " +
                              quote((dir / "shard-").string()) + "\"${SLURM_ARRAY_TASK_ID}\"" + quote(ext);
   for (const auto& a : r.task_args)
     task_command.append(" ").append(quote(a));
-  const std::string array_script =
-      "#!/bin/bash\n"
-      "# memwall " + r.command + " " + file + ": task K of " + std::to_string(shards) +
-      " runs the points whose index is K-1 modulo " + std::to_string(shards) + " (written by memwall " + r.command +
-      " --slurm)\n"
-      "#SBATCH --job-name=memwall-" + r.command + "\n"
-      "#SBATCH --output=" + (dir / "task-%a.out").string() + "\n"
-      "#SBATCH --cpus-per-task=" + std::to_string(r.jobs_per_task) + "\n"
-      "set -eu\n"
-      "exec " + task_command + "\n";
-  std::string merge_command = quote(memwall) + " merge --shards " + std::to_string(shards) + " --out " + quote(out) +
-                              " \"${shards[@]}\"";
+  const std::string array_script = "#!/bin/bash\n"
+                                   "# memwall " +
+                                   r.command + " " + file + ": task K of " + std::to_string(shards) +
+                                   " runs the points whose index is K-1 modulo " + std::to_string(shards) +
+                                   " (written by memwall " + r.command +
+                                   " --slurm)\n"
+                                   "#SBATCH --job-name=memwall-" +
+                                   r.command +
+                                   "\n"
+                                   "#SBATCH --output=" +
+                                   (dir / "task-%a.out").string() +
+                                   "\n"
+                                   "#SBATCH --cpus-per-task=" +
+                                   std::to_string(r.jobs_per_task) +
+                                   "\n"
+                                   "set -eu\n"
+                                   "exec " +
+                                   task_command + "\n";
+  std::string merge_command = quote(memwall) + " merge --shards " + std::to_string(shards) + " --out " +
+                              quote(out) + " \"${shards[@]}\"";
   std::string report;
   if (!r.report_args.empty()) {
     report = quote(memwall);
@@ -150,14 +161,20 @@ void submit_to_slurm(const SlurmRequest& r) {
   }
   const std::string merge_script =
       "#!/bin/bash\n"
-      "# Joins the shards of memwall " + r.command + " " + file + " into " + out +
+      "# Joins the shards of memwall " +
+      r.command + " " + file + " into " + out +
       " once every array task has ended (afterany: a failed task's points are reported, not waited for)\n"
       "#SBATCH --job-name=memwall-merge\n"
-      "#SBATCH --output=" + (dir / "merge.out").string() + "\n"
+      "#SBATCH --output=" +
+      (dir / "merge.out").string() +
+      "\n"
       "set -eu\n"
       "shopt -s nullglob\n"
-      "shards=(" + quote((dir / "shard-").string()) + "*" + quote(ext) + ")\n"
-      "if [ ${#shards[@]} -eq 0 ]; then echo 'memwall: error: no task wrote its shard; see the task-*.out logs' >&2; exit 1; fi\n" +
+      "shards=(" +
+      quote((dir / "shard-").string()) + "*" + quote(ext) +
+      ")\n"
+      "if [ ${#shards[@]} -eq 0 ]; then echo 'memwall: error: no task wrote its shard; see the task-*.out "
+      "logs' >&2; exit 1; fi\n" +
       merge_command + "\n" + report;
 
   std::vector<std::string> extra;
@@ -165,8 +182,9 @@ void submit_to_slurm(const SlurmRequest& r) {
   for (std::string w; words >> w;)
     extra.push_back(w);
   if (r.dry_run) {
-    std::cout << "# " << (dir / "array.sh").string() << "\n" << array_script << "\n# " << (dir / "merge.sh").string()
-              << "\n" << merge_script << "\n# would submit:\n";
+    std::cout << "# " << (dir / "array.sh").string() << "\n"
+              << array_script << "\n# " << (dir / "merge.sh").string() << "\n"
+              << merge_script << "\n# would submit:\n";
     if (!tasks.empty())
       std::cout << "sbatch --parsable --array=" << task_list(tasks) << " " << r.sbatch_args << " "
                 << (dir / "array.sh").string() << "\n";
@@ -175,8 +193,9 @@ void submit_to_slurm(const SlurmRequest& r) {
     return;
   }
   if (!on_path("sbatch"))
-    throw model::InputError("--slurm", 0, "", "sbatch is not on PATH (is this a SLURM login node?); --slurm-dry-run "
-                                              "prints the job scripts");
+    throw model::InputError("--slurm", 0, "",
+                            "sbatch is not on PATH (is this a SLURM login node?); --slurm-dry-run "
+                            "prints the job scripts");
   fs::create_directories(dir);
   output::write_atomically(count_file.string(), std::to_string(shards) + "\n");
   output::write_atomically((dir / "array.sh").string(), array_script);
@@ -199,8 +218,8 @@ void submit_to_slurm(const SlurmRequest& r) {
   argv.push_back((dir / "merge.sh").string());
   const std::string merge_job = job_id(run_capture(argv));
   if (!array_job.empty())
-    std::cerr << "memwall: submitted array job " << array_job << " (tasks " << task_list(tasks) << " of " << shards
-              << ", " << r.points << " points in all)";
+    std::cerr << "memwall: submitted array job " << array_job << " (tasks " << task_list(tasks) << " of "
+              << shards << ", " << r.points << " points in all)";
   else
     std::cerr << "memwall: every shard is complete; submitted only the merge";
   std::cerr << " and merge job " << merge_job << (array_job.empty() ? "" : " (after the array)") << "\n"

@@ -13,16 +13,16 @@
 namespace memwall::sweep {
 
 struct SlurmRequest {
-  std::string command;                 // "sweep" or "plan"
-  std::string file;                    // the sweep or plan file
-  std::string out;                     // the merged results file
-  long long points = 0;                // the whole sweep's (plan's simulated) points
-  long long shards = 0;                // array tasks (0: min(points, 16))
-  int jobs_per_task = 1;               // processes per task (-j), also its --cpus-per-task
-  std::vector<std::string> task_args;  // more arguments of each task's memwall command (plan: --top K)
+  std::string command;                  // "sweep" or "plan"
+  std::string file;                     // the sweep or plan file
+  std::string out;                      // the merged results file
+  long long points = 0;                 // the whole sweep's (plan's simulated) points
+  long long shards = 0;                 // array tasks (0: min(points, 16))
+  int jobs_per_task = 1;                // processes per task (-j), also its --cpus-per-task
+  std::vector<std::string> task_args;   // more arguments of each task's memwall command (plan: --top K)
   std::vector<std::string> report_args; // plan: the command that prints the report after the merge
-  std::string sbatch_args;             // extra sbatch options, split at spaces
-  bool dry_run = false;                // print the scripts and the sbatch commands, submit nothing
+  std::string sbatch_args;              // extra sbatch options, split at spaces
+  bool dry_run = false;                 // print the scripts and the sbatch commands, submit nothing
 };
 
 // Writes the scripts, submits (unless a dry run), prints the job ids and how to follow them.
