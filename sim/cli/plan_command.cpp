@@ -266,31 +266,23 @@ int plan_command(const PlanOptions& options) {
   try {
     if (!options.out.empty())
       sweep::save_results(results, options.out);
-    sweep::run_points(
-        todo, options.jobs,
-        [&](const sweep::PointJob& job, const std::string& error, const nlohmann::json* record) {
-          const Candidate& c = *by_point[size_t(job.index)];
-          results.set_row(
-              job.index, row_for(spec, c, rank_of_point[size_t(job.index)], job.index, total, error, record));
-          if (!options.out.empty())
-            sweep::save_results(results, options.out);
-          failed += error.empty() ? 0 : 1;
-          progress.point_done(job.index, error.empty(), error);
-        });
-  } catch (const sweep::Interrupted& stop) {
-    progress.finish();
-    std::cerr << "memwall: plan interrupted (signal " << stop.signal_number << ")"
-              << (options.out.empty()
-                      ? ""
-                      : "; the layouts simulated so far are in " + options.out + " (--resume runs the rest)")
-              << "\n";
-    return 128 + stop.signal_number;
   } catch (const std::exception& e) {
-    progress.finish();
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitInternal;
   }
-  progress.finish();
+  const int stopped = sweep::run_points_reporting(
+      todo, options.jobs, progress, "plan", options.out,
+      [&](const sweep::PointJob& job, const std::string& error, const nlohmann::json* record) {
+        const Candidate& c = *by_point[size_t(job.index)];
+        results.set_row(job.index,
+                        row_for(spec, c, rank_of_point[size_t(job.index)], job.index, total, error, record));
+        if (!options.out.empty())
+          sweep::save_results(results, options.out);
+        failed += error.empty() ? 0 : 1;
+        progress.point_done(job.index, error.empty(), error);
+      });
+  if (stopped >= 0)
+    return stopped;
   plan::print_plan_report(std::cout, spec, plans, points, results);
   if (!options.write_best.empty()) {
     try {

@@ -145,25 +145,21 @@ int sweep_command(const SweepOptions& options) {
   sweep::Progress progress(static_cast<long long>(todo.size()), ::isatty(STDERR_FILENO) != 0);
   try {
     sweep::save_results(results, options.out);
-    sweep::run_points(todo, options.jobs, [&](const sweep::PointJob& job, const std::string& error,
-                                              const nlohmann::json* record) {
-      const sweep::SweepPoint& p = spec.points[static_cast<size_t>(job.index)];
-      results.set_row(p.index, row_for(spec, p, width, error, record));
-      sweep::save_results(results, options.out); // after every point, so an interrupted sweep can resume
-      failed += error.empty() ? 0 : 1;
-      progress.point_done(p.index, error.empty(), error);
-    });
-  } catch (const sweep::Interrupted& stop) {
-    progress.finish();
-    std::cerr << "memwall: sweep interrupted (signal " << stop.signal_number << "); the points done so far are in "
-              << options.out << " (--resume runs the rest)\n";
-    return 128 + stop.signal_number;
   } catch (const std::exception& e) {
-    progress.finish();
     std::cerr << "memwall: error: " << e.what() << "\n";
     return kExitInternal;
   }
-  progress.finish();
+  const int stopped = sweep::run_points_reporting(
+      todo, options.jobs, progress, "sweep", options.out,
+      [&](const sweep::PointJob& job, const std::string& error, const nlohmann::json* record) {
+        const sweep::SweepPoint& p = spec.points[static_cast<size_t>(job.index)];
+        results.set_row(p.index, row_for(spec, p, width, error, record));
+        sweep::save_results(results, options.out); // after every point, so an interrupted sweep can resume
+        failed += error.empty() ? 0 : 1;
+        progress.point_done(p.index, error.empty(), error);
+      });
+  if (stopped >= 0)
+    return stopped;
   std::cerr << "memwall: sweep " << spec.file << ": " << todo.size() + static_cast<size_t>(skipped) << " point(s)"
             << (shard.count > 1 ? " in shard " + options.shard : "") << ", " << failed << " failed; results in "
             << options.out << "\n";

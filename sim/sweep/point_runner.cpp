@@ -1,6 +1,7 @@
 #include "point_runner.hpp"
 
 #include "process_pool.hpp"
+#include "progress.hpp"
 #include "sim/output/safe_file.hpp"
 
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace memwall::sweep {
 
@@ -95,6 +97,25 @@ void run_points(const std::vector<PointJob>& points, int jobs, const PointDone& 
     }
     on_done(p, error, error.empty() ? &record : nullptr);
   });
+}
+
+int run_points_reporting(const std::vector<PointJob>& points, int jobs, Progress& progress, const std::string& what,
+                         const std::string& saved_in, const PointDone& on_done) {
+  try {
+    run_points(points, jobs, on_done);
+  } catch (const Interrupted& stop) {
+    progress.finish();
+    std::cerr << "memwall: " << what << " interrupted (signal " << stop.signal_number << ")"
+              << (saved_in.empty() ? "" : "; the points done so far are in " + saved_in + " (--resume runs the rest)")
+              << "\n";
+    return 128 + stop.signal_number;
+  } catch (const std::exception& e) {
+    progress.finish();
+    std::cerr << "memwall: error: " << e.what() << "\n";
+    return 1;
+  }
+  progress.finish();
+  return -1;
 }
 
 } // namespace memwall::sweep

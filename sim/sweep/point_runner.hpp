@@ -24,4 +24,11 @@ using PointDone =
     std::function<void(const PointJob& job, const std::string& error, const nlohmann::json* record)>;
 void run_points(const std::vector<PointJob>& points, int jobs, const PointDone& on_done);
 
+class Progress;
+// run_points with the progress display finished however it ends, and the end said: returns -1 when
+// every point ran; else the exit code (128 + signal after an interruption, 1 after an error) after
+// saying so ("memwall: <what> interrupted ...; the points done so far are in <saved_in>").
+int run_points_reporting(const std::vector<PointJob>& points, int jobs, Progress& progress, const std::string& what,
+                         const std::string& saved_in, const PointDone& on_done);
+
 } // namespace memwall::sweep
