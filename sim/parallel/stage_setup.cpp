@@ -124,9 +124,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->cp_received.resize(groups);
   if (l.context > 1) { // a layer's keys and values for this GPU's tokens (heads split over TP)
     const model::ArchitectureSpec arch = architecture_of(s);
-    const double kv_width = arch.heads > 0 ? double(model::kv_heads_of(arch)) * double(arch.hidden) / double(arch.heads)
-                                           : double(arch.hidden);
-    job->kv_bytes = tokens * 2.0 * kv_width * kActivationBytesPerValue / double(l.tensor);
+    job->kv_bytes = tokens * 2.0 * model::kv_width(arch) * kActivationBytesPerValue / double(l.tensor);
   }
   job->ring_latency_s.assign(groups, 0.0);
   job->forward_routes.resize(groups);

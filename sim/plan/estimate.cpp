@@ -112,13 +112,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   // One TP all-reduce of a micro-batch's activations: 2 (t - 1) steps of M / t.
   const double tp_one_s = ring_allreduce_s(activation_bytes, t, tp_link);
   const model::ArchitectureSpec arch = sim::architecture_of(s);
-  const double kv_bytes =
-      c > 1
-          ? tokens * 2.0 *
-                (arch.heads > 0 ? double(model::kv_heads_of(arch)) * double(arch.hidden) / double(arch.heads)
-                                : double(arch.hidden)) *
-                kActivationBytes / double(t)
-          : 0.0;
+  const double kv_bytes = c > 1 ? tokens * 2.0 * model::kv_width(arch) * kActivationBytes / double(t) : 0.0;
   const double ep_bytes =
       tokens / double(t) * double(std::max(1LL, arch.moe.top_k)) * double(s.shape.hidden) * kActivationBytes;
   auto pass = [&](const sim::PhaseCost& gemm, const sim::PhaseCost& elementwise, bool moe, double kv_blocks,
