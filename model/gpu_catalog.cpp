@@ -1,5 +1,6 @@
 #include "gpu_catalog.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 
 #ifndef MEMWALL_DEFAULT_GPU_CATALOG
@@ -8,10 +9,18 @@
 
 namespace memwall::model {
 
+namespace {
+std::string format_watts(double w) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g W", w);
+  return text;
+}
+} // namespace
+
 GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
                    "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency",
-                   "attention_efficiency", "hbm_efficiency", "peak_fp8", "fp8_gemm_efficiency", "source"});
+                   "attention_efficiency", "hbm_efficiency", "peak_fp8", "fp8_gemm_efficiency", "power_limit", "dvfs", "source"});
   GpuSpec g = base ? *base : GpuSpec{};
   if (base)
     g.source = "based on " + base->name;
@@ -45,6 +54,33 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   if (g.p_static_w > g.tdp_w)
     node.fail("p_static (" + std::to_string(g.p_static_w) + " W) exceeds tdp (" + std::to_string(g.tdp_w) +
               " W)");
+  if (auto c = node.optional_child("dvfs")) {
+    c->check_keys({"max_clock_mhz", "min_clock", "min_voltage", "source"});
+    if (auto v = c->optional_child("max_clock_mhz"))
+      g.dvfs.max_clock_mhz = v->as_positive_number();
+    if (auto v = c->optional_child("min_clock"))
+      g.dvfs.min_clock = v->as_fraction();
+    if (auto v = c->optional_child("min_voltage"))
+      g.dvfs.min_voltage = v->as_fraction();
+    if (auto v = c->optional_child("source"))
+      g.dvfs.source = v->as_string();
+    if (g.dvfs.min_clock >= 1.0)
+      c->child("min_clock").fail("min_clock must be below 1 (a fraction of the maximum clock)");
+  }
+  if (auto c = node.optional_child("power_limit")) {
+    // `tdp`: the board power; `none`: no cap (the seed's behaviour, and the default); or watts.
+    const std::string word = c->is_scalar() ? c->as_string() : "";
+    if (word == "none")
+      g.power_limit_w = 0;
+    else if (word == "tdp")
+      g.power_limit_w = g.tdp_w;
+    else
+      g.power_limit_w = c->as_positive_quantity(Dimension::Power);
+    // At or below static power no clock could meet the limit: every phase would draw more.
+    if (word != "none" && g.power_limit_w <= g.p_static_w)
+      c->fail("power_limit (" + format_watts(g.power_limit_w) + ") must be above the GPU's static power (" +
+              format_watts(g.p_static_w) + "): no clock can meet it");
+  }
   return g;
 }
 

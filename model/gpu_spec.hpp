@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gpu_efficiency.hpp"
+#include "gpu_power.hpp"
 
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ struct GpuSpec {
   double e_dp_j_per_flop = 0;   // datapath-only estimate (reported, not charged)
   double p_static_w = 0;        // idle / leakage power
   double tdp_w = 0;
+  double power_limit_w = 0;     // a site or user power cap (`power_limit: tdp` or watts); 0: none
+  DvfsCurve dvfs;               // clock / voltage curve the cap moves along (gpu_power.hpp)
   double nvlink_bytes_per_s = 0; // per direction
   double ib_bytes_per_s = 0;     // one NIC, per direction
   double gemm_efficiency = 1;    // achieved fraction of peak on GEMMs (1: the seed's ideal)

@@ -41,7 +41,38 @@ std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
   if (record.value("oom", false))
     row += model::format("  [OOM %.1f GB > %.0f GB]", record["footprint_bytes"].get<double>() / 1e9,
                          record["hbm_capacity_bytes"].get<double>() / 1e9);
+  // Power beyond the seed's columns, when the scenario asks for any of it (the seed's rows stay as
+  // they are): facility energy per token, a server's mean power, the cap's lowest clock; a run's budget.
+  const bool facility = s.power.host_w_per_node > 0 || s.power.nic_w > 0 || s.power.switch_port_w > 0 ||
+                        s.power.pue != 1.0;
+  if (facility || s.gpu.power_limit_w > 0)
+    row += model::format("  [facility %.2f mJ/token, node %.2f kW mean %.2f kW peak", 
+                         record["facility_mj_per_token"].get<double>(),
+                         record["node_power_mean_w"].get<double>() / 1e3,
+                         record["node_power_peak_w"].get<double>() / 1e3) +
+           (s.gpu.power_limit_w > 0 ? model::format(", %.0f W cap: clock >= %.3f", s.gpu.power_limit_w,
+                                                    record["gpu_clock_min"].get<double>())
+                                    : std::string()) +
+           "]";
+  if (s.run.given())
+    row += model::format("  [run %.1f days, %.0f GPU-h, %.1f MWh, cost %.0f, %.1f t CO2e]",
+                         record["run_days"].get<double>(), record["run_gpu_hours"].get<double>(),
+                         record["run_facility_mwh"].get<double>(), record["run_cost"].get<double>(),
+                         record["run_co2_t"].get<double>());
   return row;
+}
+
+// A GPU whose phases draw more than its board power with no cap set: the seed's energies allow it
+// (near the ridge point), a real GPU would throttle.
+void warn_power(const sim::Scenario& s, const nlohmann::json& record) {
+  const double peak_w = record["gpu_power_peak_w"].get<double>();
+  if (s.gpu.power_limit_w <= 0 && peak_w > s.gpu.tdp_w * (1 + 1e-9))
+    std::cerr << "memwall: warning: " << s.file << ": " << s.gpu.name << " phases draw up to "
+              << model::format("%.0f W", peak_w) << ", above its board power (tdp " << model::format("%.0f W", s.gpu.tdp_w)
+              << "); set gpu.power_limit: tdp to run them at the clock that meets it\n";
+  if (record["over_limit_phases"].get<double>() > 0)
+    std::cerr << "memwall: warning: " << s.file << ": " << record["over_limit_phases"].get<double>()
+              << " phases draw more than the power limit even at the lowest clock (HBM and static power alone)\n";
 }
 
 } // namespace
@@ -87,6 +118,7 @@ int run_command(const RunOptions& options) {
   for (const auto& s : scenarios) {
     try {
       const nlohmann::json record = sim::run_isolated(s, output);
+      warn_power(s, record);
       if (options.json)
         std::cout << record.dump() << "\n";
       else {

@@ -18,17 +18,40 @@ struct Roofline {
   double gemm_efficiency;      // (0, 1]; with FP8, of the BF16 peak: FP8 rate x FP8 efficiency / BF16 peak
   double attention_efficiency; // (0, 1]
   double hbm_efficiency;       // (0, 1]
+  const model::GpuSpec* gpu;   // for the power limit
+  double linear_energy_scale;  // energy of a weight-GEMM FLOP over a BF16 FLOP's (FP8: peak / peak_fp8)
 };
+
+// Under the GPU's power limit: a phase that would draw more runs at the clock that meets it
+// (model/gpu_power.hpp); its compute part stretches by 1 / clock, its arithmetic energy by V^2.
+PhaseCost under_power_limit(PhaseCost p, double compute_flops, double memory_flops, const Roofline& r) {
+  const double peak = r.gpu->peak_flops_per_s;
+  const model::PhaseDemand demand{p.flops, p.hbm_bytes, compute_flops / peak, memory_flops / peak,
+                                  r.gpu->e_flop_j_per_flop * p.arith_energy_scale};
+  const model::PhaseAtClock at = model::phase_under_limit(*r.gpu, demand, model::power_limit_w(*r.gpu));
+  if (at.clock >= 1.0)
+    return p;
+  p.roofline_flops = std::max(compute_flops / at.clock, memory_flops);
+  p.arith_energy_scale *= at.voltage * at.voltage;
+  p.clock = at.clock;
+  p.over_limit = at.over_limit;
+  return p;
+}
 
 // `flops` includes `attention_flops`.
 PhaseCost gemm_phase(PhaseKind kind, double flops, double attention_flops, double bytes, const Roofline& r) {
   const double at_peak =
       (flops - attention_flops) / r.gemm_efficiency + attention_flops / r.attention_efficiency;
-  return {kind, flops, bytes, std::max(at_peak, bytes * r.balance / r.hbm_efficiency)};
+  const double memory = bytes * r.balance / r.hbm_efficiency;
+  PhaseCost p{kind, flops, bytes, std::max(at_peak, memory)};
+  if (r.linear_energy_scale != 1.0 && flops > 0) // FP8 weight GEMMs; attention stays in BF16
+    p.arith_energy_scale = ((flops - attention_flops) * r.linear_energy_scale + attention_flops) / flops;
+  return under_power_limit(p, at_peak, memory, r);
 }
 
 PhaseCost memory_phase(PhaseKind kind, double bytes, const Roofline& r) {
-  return {kind, 0.0, bytes, bytes * r.balance / r.hbm_efficiency};
+  const double memory = bytes * r.balance / r.hbm_efficiency;
+  return under_power_limit({kind, 0.0, bytes, memory}, 0.0, memory, r);
 }
 
 // One GPU's share of a layer (or the LM head) under tensor parallelism of degree t (Megatron-LM's
@@ -54,7 +77,7 @@ double scenario_params(const Scenario& s) {
 }
 
 PhaseCost optimizer_phase(const Scenario& s, double params, long long updaters) {
-  const Roofline r{model::machine_balance_flops_per_byte(s.gpu), 1.0, 1.0, s.gpu.hbm_efficiency};
+  const Roofline r{model::machine_balance_flops_per_byte(s.gpu), 1.0, 1.0, s.gpu.hbm_efficiency, &s.gpu, 1.0};
   return memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, updaters, s.traffic), r);
 }
 
@@ -73,8 +96,11 @@ StepWork plan_step_work(const Scenario& s) {
                                 s.gpu.peak_fp8_flops_per_s / s.gpu.peak_flops_per_s
                           : bf16_gemm;
   };
+  // An FP8 FLOP costs peak / peak_fp8 of a BF16 one: the board power is the same at twice the rate.
+  const double linear_energy = s.training.fp8 ? s.gpu.peak_flops_per_s / s.gpu.peak_fp8_flops_per_s : 1.0;
   const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), linear_rate(gemm_size),
-                         model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency};
+                         model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency, &s.gpu,
+                         linear_energy};
   // The LM head is one GEMM of V / d times a layer's d x d GEMM (2 T d V FLOPs): it sits at its own
   // point of the efficiency curve, which grows with GEMM size.
   Roofline head_balance = balance;

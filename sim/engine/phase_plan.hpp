@@ -22,6 +22,11 @@ struct PhaseCost {
   // Work at the GPU's peak FLOP/s: the roofline, max(FLOPs, bytes x machine balance) for GEMM
   // phases, bytes x machine balance for memory-bound phases. A host of speed `peak` executes it.
   double roofline_flops = 0;
+  // Arithmetic energy: flops x the GPU's e_flop x this scale. 1 at full clock in BF16; an FP8 GEMM's
+  // FLOPs cost peak / peak_fp8 of a BF16 FLOP; a capped clock multiplies by V(f)^2 (model/gpu_power.hpp).
+  double arith_energy_scale = 1;
+  double clock = 1;        // core clock the phase runs at, as a fraction of the maximum
+  bool over_limit = false; // draws more than the power limit even at the lowest clock
 };
 
 // One layer's phases for one micro-batch, and its share of the gradient (b_ar/2 x its parameters).

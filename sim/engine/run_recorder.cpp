@@ -1,5 +1,7 @@
 #include "sim/engine/run_recorder.hpp"
 
+#include <algorithm>
+
 namespace memwall::sim {
 
 namespace {
@@ -17,7 +19,7 @@ trace::TracePhase trace_phase(PhaseKind kind) {
 void RunRecorder::record_phase(long long rank, const PhaseContext& where, const PhaseCost& phase, double t_start_s,
                                double t_end_s) {
   GpuTotals& t = totals_[static_cast<size_t>(rank)];
-  const double e_arith = phase.flops * gpu_.e_flop_j_per_flop;
+  const double e_arith = phase.flops * gpu_.e_flop_j_per_flop * phase.arith_energy_scale;
   const double e_hbm = phase.hbm_bytes * gpu_.e_hbm_j_per_byte;
   t.phase_time_s[static_cast<size_t>(phase.kind)] += t_end_s - t_start_s;
   t.flops += phase.flops;
@@ -25,11 +27,21 @@ void RunRecorder::record_phase(long long rank, const PhaseContext& where, const 
   t.e_arith_j += e_arith;
   t.e_hbm_j += e_hbm;
   t.activities += 1;
-  if (trace_)
-    trace_->add_phase({int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer),
-                       trace_phase(phase.kind), trace::TraceStream::Compute, t_start_s, t_end_s, phase.flops,
-                       phase.hbm_bytes, e_arith, e_hbm,
-                       gpu_.p_static_w * (t_end_s - t_start_s), 0.0});
+  const double span_s = t_end_s - t_start_s;
+  if (span_s > 0)
+    t.peak_power_w = std::max(t.peak_power_w, gpu_.p_static_w + (e_arith + e_hbm) / span_s);
+  if (phase.clock < 1) {
+    t.min_clock = std::min(t.min_clock, phase.clock);
+    t.throttled_s += span_s;
+  }
+  t.over_limit_phases += phase.over_limit;
+  if (trace_) {
+    trace::PhaseRow row{int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer),
+                        trace_phase(phase.kind), trace::TraceStream::Compute, t_start_s, t_end_s, phase.flops,
+                        phase.hbm_bytes, e_arith, e_hbm, gpu_.p_static_w * span_s, 0.0};
+    row.clock = phase.clock;
+    trace_->add_phase(row);
+  }
 }
 
 void RunRecorder::record_collective(long long rank, long long step, trace::TracePhase kind, bool overlapped,

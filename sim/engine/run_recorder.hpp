@@ -31,6 +31,11 @@ struct GpuTotals {
   double cp_comm_s = 0;
   double pp_wait_s = 0;
   double dp_comm_s = 0;
+  // Power: the highest of its phases' (static included), and the time spent below full clock.
+  double peak_power_w = 0;
+  double min_clock = 1;
+  double throttled_s = 0;
+  long long over_limit_phases = 0; // phases above the power limit even at the lowest clock
   bool finished = false; // the GPU's actor ran to its end (false after a deadlock)
   long long activities = 0;
 

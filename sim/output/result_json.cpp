@@ -1,5 +1,6 @@
 #include "sim/output/result_json.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace memwall::sim {
@@ -97,6 +98,55 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
   return p;
 }
 
+// Power at GPU, node and facility level for one step, and the training run's projection (zeros
+// without `run:`), as flat keys so that sweeps and plans carry them as columns.
+void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
+  const model::StepMetrics& m = r.metrics;
+  double peak_w = 0, min_clock = 1, throttled_s = 0;
+  long long over_limit = 0;
+  for (const auto& g : r.per_gpu) {
+    peak_w = std::max(peak_w, g.peak_power_w);
+    min_clock = std::min(min_clock, g.min_clock);
+    throttled_s += g.throttled_s;
+    over_limit += g.over_limit_phases;
+  }
+  const double gpu_j = m.e_arith_j + m.e_hbm_j + m.e_static_j; // per GPU per step
+  const model::FacilityStep f =
+      model::facility_step(s.power, s.inventory, s.gpus, m.step_time_s, gpu_j, m.e_network_j, peak_w);
+  const double tokens_per_step = m.tokens_per_gpu * double(s.gpus);
+  j["power_limit_w"] = model::power_limit_w(s.gpu);
+  j["gpu_power_mean_w"] = m.step_time_s > 0 ? gpu_j / m.step_time_s : 0.0;
+  j["gpu_power_peak_w"] = peak_w;
+  j["gpu_clock_min"] = min_clock;
+  j["throttled_pct"] = r.makespan_s > 0 ? 100.0 * throttled_s / double(r.per_gpu.size()) / r.makespan_s : 0.0;
+  j["over_limit_phases"] = over_limit;
+  j["node_power_mean_w"] = f.node_w_mean;
+  j["node_power_peak_w"] = f.node_w_peak;
+  j["facility_power_mean_w"] = f.facility_w_mean;
+  j["gpu_j_per_step"] = f.gpu_j;
+  j["node_j_per_step"] = f.node_j;
+  j["facility_j_per_step"] = f.facility_j;
+  j["gpu_mj_per_token"] = 1e3 * f.gpu_j / tokens_per_step;
+  j["node_mj_per_token"] = 1e3 * f.node_j / tokens_per_step;
+  j["facility_mj_per_token"] = 1e3 * f.facility_j / tokens_per_step;
+  const model::RunProjection p = s.run.given()
+                                     ? model::project_run(s.run, s.gpus, m.step_time_s, tokens_per_step, f.facility_j)
+                                     : model::RunProjection{};
+  j["run_steps"] = p.steps;
+  j["run_days"] = p.days;
+  j["run_gpu_hours"] = p.gpu_hours;
+  j["run_facility_mwh"] = p.facility_mwh;
+  j["run_cost"] = p.cost;
+  j["run_co2_t"] = p.co2_t;
+}
+
+const char* const kPowerKeys[] = {"power_limit_w",     "gpu_power_mean_w",   "gpu_power_peak_w",
+                                  "gpu_clock_min",     "throttled_pct",      "node_power_mean_w",
+                                  "node_power_peak_w", "facility_power_mean_w", "facility_j_per_step",
+                                  "gpu_mj_per_token",  "node_mj_per_token",  "facility_mj_per_token",
+                                  "run_steps",         "run_days",           "run_gpu_hours",
+                                  "run_facility_mwh",  "run_cost",           "run_co2_t"};
+
 } // namespace
 
 nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
@@ -126,10 +176,15 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
     sent += g.bytes_sent;
   j["bytes_sent_per_gpu"] = r.per_gpu.empty() ? 0.0 : sent / double(r.per_gpu.size()) / double(s.steps);
   j["tokens_per_s_per_gpu"] = r.metrics.tokens_per_gpu / r.metrics.step_time_s;
-  if (s.measured_tokens_per_s_per_gpu > 0) {
+  if (s.measured_tokens_per_s_per_gpu > 0)
     j["measured_tokens_per_s_per_gpu"] = s.measured_tokens_per_s_per_gpu;
+  if (s.measured_node_power_peak_w > 0)
+    j["measured_node_power_peak_w"] = s.measured_node_power_peak_w;
+  if (s.measured_node_power_mean_w > 0)
+    j["measured_node_power_mean_w"] = s.measured_node_power_mean_w;
+  if (!s.measured_source.empty())
     j["measured_source"] = s.measured_source;
-  }
+  power_figures(s, r, j);
   if (s.layout.model_parallel())
     j["parallelism"] = parallel_breakdown(s, r);
   j["makespan_s"] = r.makespan_s;
@@ -147,6 +202,8 @@ const std::vector<std::string>& deterministic_record_keys() {
     k.emplace_back("bytes_sent_per_gpu");
     k.emplace_back("makespan_s");
     k.emplace_back("activities");
+    for (const char* key : kPowerKeys)
+      k.emplace_back(key);
     return k;
   }();
   return keys;

@@ -94,6 +94,7 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
                            use.bytes * use.j_per_byte});
     std::sort(c.links.begin(), c.links.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     c.per_gpu = per_gpu_rows(s, r);
+    c.power = trace::power_rows(trace.phases());
     trace::write_hdf5_trace(output.trace_path, c);
   }
   if (!output.timeline_path.empty())

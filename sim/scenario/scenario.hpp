@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/architecture.hpp"
+#include "model/facility_power.hpp"
 #include "model/gpu_catalog.hpp"
 #include "model/model_catalog.hpp"
 #include "model/parallel_layout.hpp"
@@ -60,8 +61,13 @@ struct Scenario {
   double speed_mean = 1, speed_spread = 0;  // normal: mean, stddev; uniform: centre, half-width
   unsigned long long speed_seed = 0;
   bool allow_oom = false;               // run even when the footprint exceeds HBM (flagged)
+  model::FacilityPowerSpec power;       // `power:` node and facility figures
+  model::FabricInventory inventory;     // servers, NICs, switch ports, counted from the fabric
+  model::RunBudgetSpec run;             // `run:` and `cost:` a training run's projection
   // A published measurement of the same run, for validation (0: none).
   double measured_tokens_per_s_per_gpu = 0;
+  double measured_node_power_peak_w = 0; // a server's measured power during training (validation-energy)
+  double measured_node_power_mean_w = 0;
   std::string measured_source;
   int line = 0;                         // of the scenario's root, for messages
 };

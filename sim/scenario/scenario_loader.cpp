@@ -2,6 +2,7 @@
 
 #include "collectives/choice.hpp"
 #include "sim/scenario/parallelism.hpp"
+#include "sim/scenario/power_keys.hpp"
 #include "sim/pipeline/schedule.hpp"
 #include "model/input_error.hpp"
 #include "model/model_catalog.hpp"
@@ -211,7 +212,7 @@ void check_memory(const Scenario& s, bool allow_oom) {
 
 Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog) {
   root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "parallelism",
-                   "allow_oom", "measured"});
+                   "allow_oom", "measured", "power", "run", "cost"});
   Scenario s;
   s.file = root.file();
   s.name =
@@ -272,6 +273,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
         topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
     if (auto events = cluster.optional_child("link_events"))
       s.link_events = parse_link_events(*events, graph);
+    s.inventory = fabric_inventory(graph, s.gpus);
   } else if (s.gpus > 1) {
     cluster.fail("missing required key 'fabric' (needed when gpus > 1)");
   } else {
@@ -290,10 +292,19 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   if (auto c = root.optional_child("allow_oom"))
     s.allow_oom = c->as_bool();
   if (auto c = root.optional_child("measured")) {
-    c->check_keys({"tokens_per_s_per_gpu", "source"});
-    s.measured_tokens_per_s_per_gpu = c->child("tokens_per_s_per_gpu").as_positive_number();
+    c->check_keys({"tokens_per_s_per_gpu", "node_power_peak", "node_power_mean", "source"});
+    if (!c->has("tokens_per_s_per_gpu") && !c->has("node_power_peak") && !c->has("node_power_mean"))
+      c->fail("a measured: block names what was measured: tokens_per_s_per_gpu, node_power_peak or "
+              "node_power_mean");
+    if (auto v = c->optional_child("tokens_per_s_per_gpu"))
+      s.measured_tokens_per_s_per_gpu = v->as_positive_number();
+    if (auto v = c->optional_child("node_power_peak"))
+      s.measured_node_power_peak_w = v->as_positive_quantity(model::Dimension::Power);
+    if (auto v = c->optional_child("node_power_mean"))
+      s.measured_node_power_mean_w = v->as_positive_quantity(model::Dimension::Power);
     s.measured_source = c->child("source").as_string();
   }
+  parse_power_keys(root, s);
   s.line = root.line();
   parse_parallelism(root, s);
   // The work, estimated before anything is built: GPU phases the simulation would run.

@@ -114,7 +114,8 @@ void write_phases(hid_t file, const std::vector<PhaseRow>& rows) {
       .field("e_arith_j", offsetof(PhaseRow, e_arith_j), H5T_NATIVE_DOUBLE, "J")
       .field("e_hbm_j", offsetof(PhaseRow, e_hbm_j), H5T_NATIVE_DOUBLE, "J")
       .field("e_static_j", offsetof(PhaseRow, e_static_j), H5T_NATIVE_DOUBLE, "J")
-      .field("e_network_j", offsetof(PhaseRow, e_network_j), H5T_NATIVE_DOUBLE, "J");
+      .field("e_network_j", offsetof(PhaseRow, e_network_j), H5T_NATIVE_DOUBLE, "J")
+      .field("clock", offsetof(PhaseRow, clock), H5T_NATIVE_DOUBLE, "fraction of the maximum core clock");
   write_table(file, "phases", c, rows.data(), rows.size(), "one row per simulated phase (aggregated per trace level)");
   H5Tclose(phase_type);
 }
@@ -128,6 +129,18 @@ void write_comms(hid_t file, const std::vector<CommRow>& rows) {
       .field("t_end_s", offsetof(CommRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
       .field("collective_id", offsetof(CommRow, collective_id), H5T_NATIVE_INT64, "id");
   write_table(file, "comms", c, rows.data(), rows.size(), "one row per simulated message");
+}
+
+void write_power(hid_t file, const std::vector<PowerRow>& rows) {
+  Compound c(sizeof(PowerRow));
+  c.field("gpu", offsetof(PowerRow, gpu), H5T_NATIVE_INT32, "rank")
+      .field("t_start_s", offsetof(PowerRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
+      .field("t_end_s", offsetof(PowerRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
+      .field("power_w", offsetof(PowerRow, power_w), H5T_NATIVE_DOUBLE, "W")
+      .field("clock", offsetof(PowerRow, clock), H5T_NATIVE_DOUBLE, "fraction of the maximum core clock");
+  write_table(file, "power", c, rows.data(), rows.size(),
+              "each GPU's power over time: a compute-stream phase's arithmetic, HBM and static joules over its "
+              "duration (network energy is the links')");
 }
 
 struct LinkRecord { // fixed-size strings for HDF5
@@ -201,6 +214,7 @@ void write_hdf5_trace(const std::string& path, const TraceContents& t) {
     write_phases(file, *t.phases);
     write_comms(file, *t.comms);
     write_links(file, t.links);
+    write_power(file, t.power);
     write_summary(file, t);
   } catch (...) {
     H5Fclose(file);

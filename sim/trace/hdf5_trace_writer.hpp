@@ -26,6 +26,7 @@ struct TraceContents {
   const std::vector<PhaseRow>* phases = nullptr;
   const std::vector<CommRow>* comms = nullptr;
   std::vector<LinkRow> links;
+  std::vector<PowerRow> power; // the GPUs' power over time
   std::vector<GpuSummaryRow> per_gpu;
 };
 

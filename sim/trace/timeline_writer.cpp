@@ -61,6 +61,16 @@ void write_timeline(const std::string& path, const std::vector<PhaseRow>& phases
                  p.microbatch, p.layer, p.flops, p.hbm_bytes,
                  p.e_arith_j + p.e_hbm_j + p.e_static_j + p.e_network_j);
   }
+  // Power as counter tracks (one per GPU shown): its value from each compute phase's start, back to
+  // the static floor where the GPU idles until the run ends.
+  append(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,\"args\":{\"name\":\"power (W)\"}}");
+  for (const auto& p : power_rows(phases)) {
+    if (p.gpu >= gpus)
+      continue;
+    append(f, ",\n{\"name\":\"gpu %d power\",\"cat\":\"power\",\"ph\":\"C\",\"pid\":3,\"ts\":%.6f,"
+              "\"args\":{\"W\":%.6g}}",
+           p.gpu, p.t_start_s * 1e6, p.power_w);
+  }
   for (const auto& c : comms) {
     if (c.src_gpu >= gpus)
       continue;

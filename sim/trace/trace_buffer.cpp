@@ -1,5 +1,7 @@
 #include "trace_buffer.hpp"
 
+#include <algorithm>
+
 namespace memwall::trace {
 
 TracePhase TraceBuffer::aggregate_kind(TracePhase phase) const {
@@ -32,6 +34,7 @@ void TraceBuffer::add_phase(const PhaseRow& row) {
       last.e_hbm_j += r.e_hbm_j;
       last.e_static_j += r.e_static_j;
       last.e_network_j += r.e_network_j;
+      last.clock = std::min(last.clock, r.clock);
       return;
     }
   }

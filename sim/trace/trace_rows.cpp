@@ -39,4 +39,15 @@ const char* trace_level_name(TraceLevel level) {
   return "?";
 }
 
+std::vector<PowerRow> power_rows(const std::vector<PhaseRow>& phases) {
+  std::vector<PowerRow> rows;
+  for (const auto& p : phases) {
+    const double span_s = p.t_end_s - p.t_start_s;
+    if (p.stream != TraceStream::Compute || span_s <= 0)
+      continue;
+    rows.push_back({p.gpu, p.t_start_s, p.t_end_s, (p.e_arith_j + p.e_hbm_j + p.e_static_j) / span_s, p.clock});
+  }
+  return rows;
+}
+
 } // namespace memwall::trace

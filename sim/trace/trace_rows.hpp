@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace memwall::trace {
 
@@ -56,7 +57,21 @@ struct PhaseRow {
   double e_hbm_j = 0;
   double e_static_j = 0;
   double e_network_j = 0;
+  double clock = 1; // compute phases: the core clock they ran at, a fraction of the maximum (power cap)
 };
+
+// A GPU's power over one interval of the compute stream: its phase's joules (arithmetic, HBM, static)
+// over its duration. Network energy is the links', not the GPU's.
+struct PowerRow {
+  int32_t gpu = 0;
+  double t_start_s = 0;
+  double t_end_s = 0;
+  double power_w = 0;
+  double clock = 1;
+};
+
+// The GPUs' power over time, from the compute stream's phase rows (one row each, in their order).
+std::vector<PowerRow> power_rows(const std::vector<PhaseRow>& phases);
 
 struct CommRow {
   int32_t src_gpu = 0;

@@ -1,0 +1,72 @@
+// From the GPUs' joules to what a data centre meters and pays: node and facility power per step, and
+// a whole training run's days, GPU-hours, MWh, money and carbon. Pure arithmetic, no SimGrid.
+//
+//   node   = GPUs (arithmetic + HBM + static) + host per server + NICs        (all for the step's time)
+//   IT     = node + switch ports (for the step's time) + links' energy per byte carried
+//   facility = IT x PUE
+#pragma once
+
+namespace memwall::model {
+
+// Scenario `power:` block. Zero watts and PUE 1 by default: node and facility then equal the GPUs
+// (plus the links' per-byte energy), the seed's accounting.
+struct FacilityPowerSpec {
+  double host_w_per_node = 0; // CPUs, memory, fans, NVSwitches, PSU losses: all a server draws beyond its GPUs
+  double nic_w = 0;           // per NIC of the fabric (a star: one per GPU)
+  double switch_port_w = 0;   // per switch port of the fabric
+  double pue = 1;             // facility over IT power (cooling, power distribution)
+};
+
+// What the fabric holds, counted from its graph.
+struct FabricInventory {
+  long long servers = 1;
+  long long nics = 0;
+  long long switch_ports = 0;
+};
+
+// One step of the whole cluster, joules, and powers over the step.
+struct FacilityStep {
+  double gpu_j = 0;      // all GPUs: arithmetic + HBM + static
+  double host_j = 0;
+  double nic_j = 0;
+  double node_j = 0;     // gpu + host + nic
+  double switch_j = 0;   // switch ports
+  double link_j = 0;     // the links' energy per byte carried (network energy of the seed's model)
+  double it_j = 0;       // node + switch + link
+  double facility_j = 0; // it x PUE
+  double node_w_mean = 0;     // one server, mean over the step
+  double node_w_peak = 0;     // one server at its GPUs' peak phase power
+  double facility_w_mean = 0; // the whole facility
+};
+
+// gpu_j_per_gpu and link_j_per_gpu: means per GPU for one step; gpu_w_peak: the highest phase power
+// of a GPU (static included). A server's GPUs compute in step under data parallelism, so its peak is
+// gpus-per-server x that (an upper bound with pipelines).
+FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory& fabric, long long gpus,
+                           double step_s, double gpu_j_per_gpu, double link_j_per_gpu, double gpu_w_peak);
+
+// Scenario `run:` and `cost:` blocks.
+struct RunBudgetSpec {
+  double tokens = 0;          // run length in tokens, or
+  double steps = 0;           // in steps (one of the two; 0: no projection)
+  double gpu_hour_price = 0;  // money per GPU-hour (rent or amortised purchase)
+  double kwh_price = 0;       // money per facility kWh
+  double grid_g_per_kwh = 0;  // carbon intensity of the grid, g CO2e per kWh
+  bool given() const { return tokens > 0 || steps > 0; }
+};
+
+struct RunProjection {
+  double steps = 0;
+  double days = 0;
+  double gpu_hours = 0;
+  double facility_mwh = 0;
+  double gpu_cost = 0;
+  double energy_cost = 0;
+  double cost = 0;
+  double co2_t = 0;
+};
+
+RunProjection project_run(const RunBudgetSpec& run, long long gpus, double step_s, double tokens_per_step,
+                          double facility_j_per_step);
+
+} // namespace memwall::model

@@ -1,0 +1,108 @@
+#include "sim/scenario/power_keys.hpp"
+
+#include "model/input_node.hpp"
+#include "model/units.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace memwall::sim {
+
+namespace {
+
+using model::Dimension;
+using model::InputNode;
+
+// A count that may carry a decimal suffix: 15T, 2.5B, 300M, 40k (tokens), or a plain number.
+double as_large_count(const InputNode& node) {
+  if (!node.is_scalar())
+    node.fail("expected a number such as 15T, 2.5B or 300000");
+  const std::string text = node.as_string();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const std::string suffix(end ? end : "");
+  double scale = 0;
+  if (suffix.empty())
+    scale = 1;
+  else if (suffix == "k" || suffix == "K")
+    scale = 1e3;
+  else if (suffix == "M")
+    scale = 1e6;
+  else if (suffix == "B" || suffix == "G")
+    scale = 1e9;
+  else if (suffix == "T")
+    scale = 1e12;
+  if (end == text.c_str() || scale == 0 || !(value > 0) || !std::isfinite(value * scale))
+    node.fail("'" + text + "' is not a positive count (expected e.g. 15T, 2.5B, 300M, 40k or 300000)");
+  return value * scale;
+}
+
+double non_negative_price(const InputNode& node) {
+  const double v = node.as_number();
+  if (v < 0)
+    node.fail("a price cannot be negative (got " + node.as_string() + ")");
+  return v;
+}
+
+} // namespace
+
+void parse_power_keys(const InputNode& root, Scenario& s) {
+  if (auto c = root.optional_child("power")) {
+    c->check_keys({"node", "nic", "switch_port", "pue"});
+    if (auto v = c->optional_child("node"))
+      s.power.host_w_per_node = v->as_non_negative_quantity(Dimension::Power);
+    if (auto v = c->optional_child("nic"))
+      s.power.nic_w = v->as_non_negative_quantity(Dimension::Power);
+    if (auto v = c->optional_child("switch_port"))
+      s.power.switch_port_w = v->as_non_negative_quantity(Dimension::Power);
+    if (auto v = c->optional_child("pue")) {
+      s.power.pue = v->as_number();
+      // PUE is facility over IT power: below 1 the IT equipment would draw more than the facility.
+      if (s.power.pue < 1.0)
+        v->fail("pue must be at least 1 (facility power over IT power), got " + v->as_string());
+    }
+  }
+  if (auto c = root.optional_child("run")) {
+    c->check_keys({"tokens", "steps"});
+    if (c->has("tokens") == c->has("steps"))
+      c->fail("give the run's length as tokens or as steps (one of the two)");
+    if (auto v = c->optional_child("tokens"))
+      s.run.tokens = as_large_count(*v);
+    if (auto v = c->optional_child("steps"))
+      s.run.steps = as_large_count(*v);
+  }
+  if (auto c = root.optional_child("cost")) {
+    c->check_keys({"gpu_hour", "kwh", "grid_carbon"});
+    if (!root.has("run"))
+      c->fail("cost: needs run: (tokens or steps) to price");
+    if (auto v = c->optional_child("gpu_hour"))
+      s.run.gpu_hour_price = non_negative_price(*v);
+    if (auto v = c->optional_child("kwh"))
+      s.run.kwh_price = non_negative_price(*v);
+    if (auto v = c->optional_child("grid_carbon")) { // g CO2e per kWh
+      s.run.grid_g_per_kwh = v->as_number();
+      if (s.run.grid_g_per_kwh < 0)
+        v->fail("grid_carbon (g CO2e per kWh) cannot be negative, got " + v->as_string());
+    }
+  }
+}
+
+model::FabricInventory fabric_inventory(const topologies::FabricGraph& graph, long long gpus) {
+  using topologies::NodeKind;
+  model::FabricInventory inv;
+  inv.servers = std::max<long long>(1, gpus / std::max<long long>(1, topologies::gpus_per_node(graph)));
+  long long nic_vertices = 0, gpus_on_switches = 0;
+  for (auto [v, end] = boost::vertices(graph); v != end; ++v)
+    nic_vertices += graph[*v].kind == NodeKind::Nic;
+  for (auto [e, end] = boost::edges(graph); e != end; ++e) {
+    if (graph[*e].link_class == "nvlink")
+      continue;
+    const NodeKind a = graph[boost::source(*e, graph)].kind, b = graph[boost::target(*e, graph)].kind;
+    inv.switch_ports += (a == NodeKind::Switch) + (b == NodeKind::Switch);
+    gpus_on_switches += (a == NodeKind::Gpu && b == NodeKind::Switch) || (b == NodeKind::Gpu && a == NodeKind::Switch);
+  }
+  inv.nics = nic_vertices > 0 ? nic_vertices : gpus_on_switches;
+  return inv;
+}
+
+} // namespace memwall::sim
