@@ -14,6 +14,7 @@ class Trace:
             self.comms = f["comms"][()]
             self.links = f["links"][()]
             self.per_gpu = f["summary/per_gpu"][()]
+            self.power = f["power"][()] if "power" in f else None  # GPU power over time (memwall >= issue 15)
             self.summary = {k: _text(v) for k, v in f["summary"].attrs.items()}
             enum = h5py.check_enum_dtype(f["phases"].dtype["phase"])
             self.phase_names = {value: name for name, value in enum.items()}

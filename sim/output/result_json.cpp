@@ -115,6 +115,11 @@ void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
       model::facility_step(s.power, s.inventory, s.gpus, m.step_time_s, gpu_j, m.e_network_j, peak_w);
   const double tokens_per_step = m.tokens_per_gpu * double(s.gpus);
   j["power_limit_w"] = model::power_limit_w(s.gpu);
+  j["servers"] = s.inventory.servers;
+  j["nics"] = s.inventory.nics;
+  j["switch_ports"] = s.inventory.switch_ports;
+  j["host_w_per_node"] = s.power.host_w_per_node;
+  j["pue"] = s.power.pue;
   j["gpu_power_mean_w"] = m.step_time_s > 0 ? gpu_j / m.step_time_s : 0.0;
   j["gpu_power_peak_w"] = peak_w;
   j["gpu_clock_min"] = min_clock;

@@ -114,6 +114,13 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
       best_layout[f] = points.candidates[f][done[0]]->layout;
       out << "best on " << plan.label << ": " << best_layout[f]
           << model::format(", %.1f tokens/s/GPU\n", best[f]);
+      const long long top = points.by_fabric[f][done[0]];
+      if (number(results, top, "run_steps") > 0) // the scenario's run: and cost:, at the best layout
+        out << model::format("training run with it: %.1f days, %.0f GPU-hours, %.1f MWh at the facility, cost %.0f, "
+                             "%.1f t CO2e\n",
+                             number(results, top, "run_days"), number(results, top, "run_gpu_hours"),
+                             number(results, top, "run_facility_mwh"), number(results, top, "run_cost"),
+                             number(results, top, "run_co2_t"));
     }
     const double rho = spearman(estimated, simulated);
     if (!std::isnan(rho))
