@@ -22,7 +22,8 @@ FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory&
     f.facility_w_mean = f.facility_j / step_s;
   }
   const double gpus_per_server = n / servers;
-  f.node_w_peak = gpus_per_server * gpu_w_peak + spec.host_w_per_node + spec.nic_w * double(fabric.nics) / servers;
+  f.node_w_peak =
+      gpus_per_server * gpu_w_peak + spec.host_w_per_node + spec.nic_w * double(fabric.nics) / servers;
   return f;
 }
 

@@ -11,10 +11,11 @@ namespace memwall::model {
 // Scenario `power:` block. Zero watts and PUE 1 by default: node and facility then equal the GPUs
 // (plus the links' per-byte energy), the seed's accounting.
 struct FacilityPowerSpec {
-  double host_w_per_node = 0; // CPUs, memory, fans, NVSwitches, PSU losses: all a server draws beyond its GPUs
-  double nic_w = 0;           // per NIC of the fabric (a star: one per GPU)
-  double switch_port_w = 0;   // per switch port of the fabric
-  double pue = 1;             // facility over IT power (cooling, power distribution)
+  double host_w_per_node =
+      0;                    // CPUs, memory, fans, NVSwitches, PSU losses: all a server draws beyond its GPUs
+  double nic_w = 0;         // per NIC of the fabric (a star: one per GPU)
+  double switch_port_w = 0; // per switch port of the fabric
+  double pue = 1;           // facility over IT power (cooling, power distribution)
 };
 
 // What the fabric holds, counted from its graph.
@@ -26,14 +27,14 @@ struct FabricInventory {
 
 // One step of the whole cluster, joules, and powers over the step.
 struct FacilityStep {
-  double gpu_j = 0;      // all GPUs: arithmetic + HBM + static
+  double gpu_j = 0; // all GPUs: arithmetic + HBM + static
   double host_j = 0;
   double nic_j = 0;
-  double node_j = 0;     // gpu + host + nic
-  double switch_j = 0;   // switch ports
-  double link_j = 0;     // the links' energy per byte carried (network energy of the seed's model)
-  double it_j = 0;       // node + switch + link
-  double facility_j = 0; // it x PUE
+  double node_j = 0;          // gpu + host + nic
+  double switch_j = 0;        // switch ports
+  double link_j = 0;          // the links' energy per byte carried (network energy of the seed's model)
+  double it_j = 0;            // node + switch + link
+  double facility_j = 0;      // it x PUE
   double node_w_mean = 0;     // one server, mean over the step
   double node_w_peak = 0;     // one server at its GPUs' peak phase power
   double facility_w_mean = 0; // the whole facility
@@ -47,11 +48,11 @@ FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory&
 
 // Scenario `run:` and `cost:` blocks.
 struct RunBudgetSpec {
-  double tokens = 0;          // run length in tokens, or
-  double steps = 0;           // in steps (one of the two; 0: no projection)
-  double gpu_hour_price = 0;  // money per GPU-hour (rent or amortised purchase)
-  double kwh_price = 0;       // money per facility kWh
-  double grid_g_per_kwh = 0;  // carbon intensity of the grid, g CO2e per kWh
+  double tokens = 0;         // run length in tokens, or
+  double steps = 0;          // in steps (one of the two; 0: no projection)
+  double gpu_hour_price = 0; // money per GPU-hour (rent or amortised purchase)
+  double kwh_price = 0;      // money per facility kWh
+  double grid_g_per_kwh = 0; // carbon intensity of the grid, g CO2e per kWh
   bool given() const { return tokens > 0 || steps > 0; }
 };
 

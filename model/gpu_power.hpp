@@ -21,9 +21,9 @@ namespace memwall::model {
 struct GpuSpec;
 
 struct DvfsCurve {
-  double max_clock_mhz = 0;  // for reports; the model works in fractions of it
-  double min_clock = 0.5;    // lowest clock the cap may set, as a fraction of the maximum
-  double min_voltage = 0.7;  // core voltage there, as a fraction of the voltage at the maximum clock
+  double max_clock_mhz = 0; // for reports; the model works in fractions of it
+  double min_clock = 0.5;   // lowest clock the cap may set, as a fraction of the maximum
+  double min_voltage = 0.7; // core voltage there, as a fraction of the voltage at the maximum clock
   std::string source;
   double voltage_at(double clock) const; // linear between (min_clock, min_voltage) and (1, 1)
 };
@@ -32,8 +32,8 @@ struct DvfsCurve {
 struct PhaseDemand {
   double flops = 0;
   double hbm_bytes = 0;
-  double compute_s = 0; // tensor-core time at the maximum clock (efficiencies included)
-  double memory_s = 0;  // HBM time
+  double compute_s = 0;        // tensor-core time at the maximum clock (efficiencies included)
+  double memory_s = 0;         // HBM time
   double arith_j_per_flop = 0; // at the maximum clock (e_flop; FP8 GEMMs: less, see phase_plan)
 };
 

@@ -99,7 +99,8 @@ model::FabricInventory fabric_inventory(const topologies::FabricGraph& graph, lo
       continue;
     const NodeKind a = graph[boost::source(*e, graph)].kind, b = graph[boost::target(*e, graph)].kind;
     inv.switch_ports += (a == NodeKind::Switch) + (b == NodeKind::Switch);
-    gpus_on_switches += (a == NodeKind::Gpu && b == NodeKind::Switch) || (b == NodeKind::Gpu && a == NodeKind::Switch);
+    gpus_on_switches +=
+        (a == NodeKind::Gpu && b == NodeKind::Switch) || (b == NodeKind::Gpu && a == NodeKind::Switch);
   }
   inv.nics = nic_vertices > 0 ? nic_vertices : gpus_on_switches;
   return inv;

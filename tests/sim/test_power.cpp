@@ -17,14 +17,20 @@ namespace {
 // A single H100 (seed efficiencies: 1) running a 7B-class layer stack; `limit` is gpu.power_limit.
 std::string job(const std::string& limit, long long tokens) {
   return "name: capped\n"
-         "gpu: {like: H100-SXM" + (limit.empty() ? std::string() : ", power_limit: " + limit) + "}\n"
+         "gpu: {like: H100-SXM" +
+         (limit.empty() ? std::string() : ", power_limit: " + limit) +
+         "}\n"
          "model: {hidden: 4096, layers: 4, seq_len: 2048, vocab: 32000}\n"
-         "batch: {tokens_per_microbatch: " + std::to_string(tokens) + "}\n"
+         "batch: {tokens_per_microbatch: " +
+         std::to_string(tokens) +
+         "}\n"
          "cluster: {gpus: 1}\n"
          "allow_oom: true\n";
 }
 
-double voltage(double f) { return 0.7 + 0.3 * (f - 0.5) / 0.5; } // the catalog's H100 curve
+double voltage(double f) {
+  return 0.7 + 0.3 * (f - 0.5) / 0.5;
+} // the catalog's H100 curve
 
 // Clock at which a compute-bound phase (t = c / f) draws exactly `limit_w`: Newton on
 // g(f) = p_static + e_flop V(f)^2 F f / c + e_hbm B f / c - limit.
@@ -55,7 +61,7 @@ TEST_CASE("a compute-bound GEMM phase over the limit runs at the clock the power
   const double f = compute_bound_clock(a.flops, a.hbm_bytes, c, 450);
   CHECK(f < 0.95);
   CHECK(b.clock == rel(f, 1e-9));
-  CHECK(b.roofline_flops / peak == rel(c / f, 1e-9));                 // time stretches by 1 / f
+  CHECK(b.roofline_flops / peak == rel(c / f, 1e-9));                // time stretches by 1 / f
   CHECK(b.arith_energy_scale == rel(voltage(f) * voltage(f), 1e-9)); // energy per FLOP by V^2
   // And in the simulated run: the GEMM phases' extra time is exactly what the step gains, and the
   // arithmetic energy is V(f)^2 of the uncapped one (elementwise phases draw 90 + 167.5 W, under the cap).
@@ -64,7 +70,8 @@ TEST_CASE("a compute-bound GEMM phase over the limit runs at the clock the power
   const double gemm_s = 4 * (w.layer(0).fwd_gemm.roofline_flops + w.layer(0).bwd_gemm.roofline_flops) / peak;
   CHECK(r_capped["t_compute_s"].get<double>() - r_free["t_compute_s"].get<double>() ==
         rel(gemm_s * (1 / f - 1), 1e-6));
-  CHECK(r_capped["e_arith_j"].get<double>() == rel(r_free["e_arith_j"].get<double>() * voltage(f) * voltage(f), 1e-6));
+  CHECK(r_capped["e_arith_j"].get<double>() ==
+        rel(r_free["e_arith_j"].get<double>() * voltage(f) * voltage(f), 1e-6));
   CHECK(r_capped["gpu_power_peak_w"].get<double>() == rel(450, 1e-6));
   CHECK(r_capped["gpu_clock_min"].get<double>() == rel(f, 1e-9));
 }
@@ -91,8 +98,11 @@ TEST_CASE("a memory-bound phase under the same limit keeps its time: only its ar
   CHECK(b.roofline_flops == rel(a.roofline_flops, 1e-12)); // not slowed at all
   CHECK(b.arith_energy_scale == rel(v * v, 1e-9));
   // Against the compute-bound phase of the same layer at T = 16384, which slows by 1 / f there.
-  const sim::PhaseCost big = sim::plan_step_work(test::scenario_from_text(job("450W", 16384), "big")).layer(0).fwd_gemm;
-  CHECK(big.roofline_flops > 1.05 * sim::plan_step_work(test::scenario_from_text(job("", 16384), "b")).layer(0).fwd_gemm.roofline_flops);
+  const sim::PhaseCost big =
+      sim::plan_step_work(test::scenario_from_text(job("450W", 16384), "big")).layer(0).fwd_gemm;
+  CHECK(big.roofline_flops > 1.05 * sim::plan_step_work(test::scenario_from_text(job("", 16384), "b"))
+                                        .layer(0)
+                                        .fwd_gemm.roofline_flops);
 }
 
 TEST_CASE("a limit no phase reaches changes nothing, bit for bit") {
