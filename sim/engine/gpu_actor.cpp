@@ -3,16 +3,50 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include <cstdlib>
+#include <string>
+
 namespace memwall::sim {
 
 namespace sg4 = simgrid::s4u;
 
+namespace {
+// MEMWALL_SEPARATE_PHASES=1: every phase its own SimGrid activity (the reference the merged run is
+// checked against, tests/check_speed_identity.py).
+bool separate_phases() {
+  static const bool separate = [] {
+    const char* v = std::getenv("MEMWALL_SEPARATE_PHASES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return separate;
+}
+} // namespace
+
 void GpuActor::run_phase(const PhaseContext& where, const PhaseCost& phase) const {
   if (phase.roofline_flops <= 0)
     return;
-  const double t_start = sg4::Engine::get_clock();
-  sg4::this_actor::execute(phase.roofline_flops);
-  recorder_.record_phase(rank_, where, phase, t_start, sg4::Engine::get_clock());
+  if (separate_phases()) {
+    const double t_start = sg4::Engine::get_clock();
+    sg4::this_actor::execute(phase.roofline_flops);
+    recorder_.record_phase(rank_, where, phase, t_start, sg4::Engine::get_clock());
+    return;
+  }
+  if (!queued_) {
+    queued_ = true;
+    queued_end_s_ = sg4::Engine::get_clock();
+  }
+  // Dated as SimGrid dates an execution's end (start + work / speed), one phase after the other;
+  // recorded now, simulated by flush().
+  const double t_start = queued_end_s_;
+  queued_end_s_ = t_start + phase.roofline_flops / sg4::this_actor::get_host()->get_speed();
+  recorder_.record_phase(rank_, where, phase, t_start, queued_end_s_);
+}
+
+void GpuActor::flush() const {
+  if (!queued_)
+    return;
+  queued_ = false;
+  sg4::this_actor::sleep_until(queued_end_s_);
 }
 
 void GpuActor::run_phase_part(const PhaseContext& where, const PhaseCost& phase, double from, double to) const {
@@ -64,6 +98,7 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
       const double bucket = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (ready - handed);
       if (bucket >= scenario_.training.bucket_bytes) {
         run_phase_part({step, mb, layer}, work.bwd_gemm, handed, ready);
+        flush();
         stream_->push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer);
         handed = ready;
       }
@@ -72,16 +107,20 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
     run_phase({step, mb, layer}, work.bwd_elementwise);
     pending = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (1.0 - handed);
     if (pending >= scenario_.training.bucket_bytes && layer > 0) { // layer 0's last tensor goes in the last bucket
+      flush();
       stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer);
       pending = 0;
     }
   }
-  if (bucketed) // the rest, with the embeddings' gradients (ready last), in the last bucket
+  if (bucketed) { // the rest, with the embeddings' gradients (ready last), in the last bucket
+    flush();
     gradients_done_ = stream_->push(CollectivePart::AllReduce,
                                     (pending + work_.embedding_gradient_bytes) / work_.gradient_bytes, step, 0);
+  }
 }
 
 void GpuActor::wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, trace::TracePhase kind) const {
+  flush();
   const double t_start = sg4::Engine::get_clock();
   done->acquire();
   recorder_.record_exposed_wait(rank_, step, kind, t_start, sg4::Engine::get_clock());
@@ -99,6 +138,7 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
   const long long layers = scenario_.shape.layers;
   auto sequence = [&](long long kind, long long layer) { return (mb * 3 + kind) * layers + layer; };
   auto gather = [&](long long kind, long long layer) {
+    flush();
     return stream_->push(CollectivePart::AllGather, layer_fraction(layer), step, sequence(kind, layer));
   };
   // Forward: gather layer l + 1's parameters while layer l computes.
@@ -122,12 +162,14 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
     wait_for(ready, step, trace::TracePhase::AllGather);
     run_phase({step, mb, layer}, work_.layer(layer).bwd_gemm);
     run_phase({step, mb, layer}, work_.layer(layer).bwd_elementwise);
+    flush();
     gradients_done_ =
         stream_->push(CollectivePart::ReduceScatter, layer_fraction(layer), step, sequence(2, layer));
   }
 }
 
 void GpuActor::synchronise_gradients(long long step) const {
+  flush();
   using model::Sharding;
   const Sharding sharding = scenario_.training.sharding;
   if (stream_) // the stream runs in order: the last one done means all are
@@ -138,6 +180,7 @@ void GpuActor::synchronise_gradients(long long step) const {
   else
     allreduce_.run(rank_, step);
   run_phase({step, -1, -1}, work_.optimizer);
+  flush();
   if (sharding == Sharding::Zero2) // updated parameter shards back to every GPU
     allreduce_.run(rank_, step, CollectivePart::AllGather, 1.0, -2);
 }
@@ -150,19 +193,24 @@ void GpuActor::operator()() const {
         fsdp_microbatch(step, mb);
         continue;
       }
-      if (zero3) // gather the parameters for the forward
+      if (zero3) { // gather the parameters for the forward
+        flush();
         allreduce_.run(rank_, step, CollectivePart::AllGather, 1.0, 2 * mb);
+      }
       for (long long layer = 0; layer < scenario_.shape.layers; ++layer) {
         run_phase({step, mb, layer}, work_.layer(layer).fwd_gemm);
         run_phase({step, mb, layer}, work_.layer(layer).fwd_elementwise);
       }
       run_head_forward(step, mb);
-      if (zero3) // and again for the backward (they were freed after the forward)
+      if (zero3) { // and again for the backward (they were freed after the forward)
+        flush();
         allreduce_.run(rank_, step, CollectivePart::AllGather, 1.0, 2 * mb + 1);
+      }
       backward(step, mb, mb == scenario_.microbatches - 1);
     }
     synchronise_gradients(step);
   }
+  flush();
   recorder_.record_finish(rank_, sg4::Engine::get_clock());
 }
 

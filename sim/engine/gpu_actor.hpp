@@ -6,6 +6,12 @@
 // overlap, communication goes to the GPU's CommActor: gradient buckets during the last backward
 // (DDP), or, for ZeRO-3, each layer's parameter all-gather one layer ahead and its gradient
 // reduce-scatter right after its backward (FSDP with prefetch).
+//
+// Speed: phases that follow each other with nothing in between (no collective, no hand-over to the
+// communication stream, no wait) run as one SimGrid activity. Nothing else runs on a GPU's host, so
+// each phase would take its work over the host's speed; their times are recorded as SimGrid would
+// have advanced its clock phase by phase (start + work / speed, one after the other), so a merged
+// run of a GPU's phases records the same times as separate activities would.
 #pragma once
 
 #include "sim/engine/phase_plan.hpp"
@@ -24,7 +30,10 @@ public:
   void operator()() const;
 
 private:
+  // Records a phase after those queued; flush() simulates them as one activity. Everything that
+  // meets another actor (a collective, a push to the stream, a wait) flushes first.
   void run_phase(const PhaseContext& where, const PhaseCost& phase) const;
+  void flush() const;
   void run_head_forward(long long step, long long mb) const;
   void run_head_backward(long long step, long long mb) const;
   // The share [from, to) of a phase's work (a layer's backward GEMM split at a bucket boundary).
@@ -43,6 +52,8 @@ private:
   RunRecorder& recorder_;
   CommQueue* stream_; // null without overlap
   mutable simgrid::s4u::SemaphorePtr gradients_done_; // the step's last queued gradient collective
+  mutable bool queued_ = false;    // phases recorded but not yet simulated
+  mutable double queued_end_s_ = 0; // when the last of them ends
 };
 
 } // namespace memwall::sim
