@@ -24,7 +24,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-void configure_engine() {
+void configure_engine(long long gpus) {
   // Closed-form-exact network model: no TCP window bound, no cross-traffic of acknowledgements.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
@@ -34,6 +34,11 @@ void configure_engine() {
 #else
   // Actors are shallow; small stacks let 16k GPUs fit in memory.
   sg4::Engine::set_config("contexts/stack-size:64");
+  // Each actor's stack guard page is a memory mapping of its own: beyond about 30,000 actors (16k GPUs,
+  // each with a communication stream) they pass Linux's default limit of 65,530 mappings and SimGrid
+  // aborts. Large runs go without the guard (the stacks are as deep as at 1,024 GPUs).
+  if (gpus > 8192)
+    sg4::Engine::set_config("contexts/guard-size:0");
 #endif
 }
 
@@ -157,7 +162,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
 #else
   sg4::Engine engine("memwall");
 #endif
-  configure_engine();
+  configure_engine(s.gpus);
 
   const topologies::FabricGraph graph =
       without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
