@@ -1,5 +1,6 @@
 #include "fabric_routes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <queue>
@@ -142,6 +143,80 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
     u = best_next;
   }
   return hops;
+}
+
+namespace {
+
+// The equal-cost next hops towards one destination: for each vertex a route may pass, the out-edges
+// onto a cheapest path (route()'s candidates, in boost's out-edge order). They depend on the costs
+// only, not on the source, so the routes to one destination share them.
+struct NextHops {
+  struct Candidate {
+    RouteHop hop;
+    size_t edge; // index, for the load table
+    FabricVertex next;
+  };
+  std::unordered_map<FabricVertex, std::vector<Candidate>> at;
+};
+
+} // namespace
+
+std::vector<std::vector<RouteHop>>
+RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
+  std::vector<size_t> order(requests.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return requests[a].second < requests[b].second; });
+  // Pass 1, by destination: the candidate next hops of every vertex the requests' routes may pass.
+  // The costs are the same whatever was searched before (see costs_to), and do not depend on loads.
+  std::unordered_map<FabricVertex, NextHops> towards;
+  for (size_t i : order) {
+    const auto [src, dst] = requests[i];
+    const std::vector<double>& cost = costs_to(dst, src);
+    if (cost[src] == kUnreachable)
+      throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
+    NextHops& table = towards[dst];
+    std::vector<FabricVertex> stack{src};
+    while (!stack.empty()) {
+      const FabricVertex u = stack.back();
+      stack.pop_back();
+      if (u == dst || table.at.count(u))
+        continue;
+      std::vector<NextHops::Candidate>& list = table.at[u];
+      for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+        const FabricVertex w = boost::target(*e, graph_);
+        const size_t k = edge_index(graph_, *e);
+        if (!same_route_cost(cost[u], cost[w] + edge_cost_[k]) || cost[w] >= cost[u])
+          continue;
+        list.push_back({RouteHop{*e, u < w}, k, w});
+        stack.push_back(w);
+      }
+    }
+  }
+  // Pass 2, in request order: route()'s walk, the least-loaded candidate (the first of equals).
+  std::vector<std::vector<RouteHop>> out(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto [src, dst] = requests[i];
+    const NextHops& table = towards.at(dst);
+    for (FabricVertex u = src; u != dst;) {
+      const NextHops::Candidate* best = nullptr;
+      long long best_load = std::numeric_limits<long long>::max();
+      for (const auto& c : table.at.at(u)) {
+        const long long load = load_[{c.edge, c.hop.forward}];
+        if (load < best_load) {
+          best_load = load;
+          best = &c;
+        }
+      }
+      if (!best) // cannot happen with positive link costs
+        throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
+      ++load_[{best->edge, best->hop.forward}];
+      out[i].push_back(best->hop);
+      u = best->next;
+    }
+  }
+  return out;
 }
 
 } // namespace memwall::topologies

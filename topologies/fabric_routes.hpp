@@ -24,6 +24,11 @@ public:
   explicit RouteFinder(const FabricGraph& graph);
 
   std::vector<RouteHop> route(FabricVertex src, FabricVertex dst);
+  // The routes that route() called on each request in turn would give, hop for hop. The searches
+  // (one per destination, the costly part) run in destination order, so a batch with more
+  // destinations than the cache holds searches each once; the least-loaded choices are then made in
+  // request order, as route() makes them.
+  std::vector<std::vector<RouteHop>> routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
   // Counts a route chosen elsewhere (an earlier routing that stays) in the link loads that balance
   // the next routes.
   void add_load(const std::vector<RouteHop>& route);

@@ -104,15 +104,24 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
         }
     }
     const auto gpus = topologies::gpu_vertices(graph);
+    // New routes around the links down, in one batch (one search per destination), in pair order.
+    std::vector<size_t> rerouted;
+    std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
+    for (size_t i = 0; i < unique.size(); ++i)
+      if (cut[i] && (moved[unique[i].first] || moved[unique[i].second])) {
+        rerouted.push_back(i);
+        requests.emplace_back(gpus[unique[i].first], gpus[unique[i].second]);
+      }
+    const auto new_routes = routes.routes(requests);
+    for (size_t k = 0; k < rerouted.size(); ++k) {
+      route_links[rerouted[k]].clear();
+      for (const auto& hop : new_routes[k])
+        route_links[rerouted[k]].emplace_back(graph[hop.edge].name, hop.forward);
+    }
     for (size_t i = 0; i < unique.size(); ++i) {
       const auto [src, dst] = unique[i];
       if (!moved[src] && !moved[dst])
-        continue;   // both keep their hosts, and the route between them avoids every link down so far
-      if (cut[i]) { // a new route around the links down
-        route_links[i].clear();
-        for (const auto& hop : routes.route(gpus[src], gpus[dst]))
-          route_links[i].emplace_back(graph[hop.edge].name, hop.forward);
-      }
+        continue; // both keep their hosts, and the route between them avoids every link down so far
       std::vector<sg4::LinkInRoute> route;
       // A link's UP direction runs from its lower-numbered vertex to its higher one.
       for (const auto& [name, up] : route_links[i])

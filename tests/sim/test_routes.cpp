@@ -1,0 +1,80 @@
+// Batched routing (speed, issue 17): RouteFinder::routes() must give, hop for hop, what route() called
+// on each request in turn gives, with the load balancing that depends on request order. Checked on
+// every catalog fabric with the request orders the collectives make (a ring, halving-doubling
+// partners, all pairs of a few GPUs, repeats) and with a pseudo-random order.
+#include "topologies/fabric_loader.hpp"
+#include "topologies/fabric_routes.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <list>
+#include <string>
+#include <vector>
+
+using namespace memwall;
+
+namespace {
+
+using Request = std::pair<topologies::FabricVertex, topologies::FabricVertex>;
+
+std::vector<Request> requests(const std::vector<topologies::FabricVertex>& gpus) {
+  const size_t n = gpus.size();
+  std::vector<Request> r;
+  for (size_t i = 0; i < n; ++i) // a ring
+    r.emplace_back(gpus[i], gpus[(i + 1) % n]);
+  for (size_t bit = 1; bit < n; bit *= 2) // halving-doubling partners
+    for (size_t i = 0; i < n; ++i)
+      if ((i ^ bit) < n)
+        r.emplace_back(gpus[i], gpus[i ^ bit]);
+  for (size_t a = 0; a < std::min<size_t>(n, 12); ++a) // all pairs of a few, both ways, twice
+    for (size_t b = 0; b < std::min<size_t>(n, 12); ++b)
+      if (a != b)
+        r.emplace_back(gpus[a], gpus[b]);
+  unsigned long long x = 12345; // and a scramble of far pairs
+  for (size_t k = 0; k < 4 * n; ++k) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const size_t a = (x >> 33) % n, b = (x >> 13) % n;
+    if (a != b)
+      r.emplace_back(gpus[a], gpus[b]);
+  }
+  return r;
+}
+
+bool same(const std::vector<topologies::RouteHop>& a, const std::vector<topologies::RouteHop>& b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].edge != b[i].edge || a[i].forward != b[i].forward)
+      return false;
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("batched routes equal routes requested one by one, on every catalog fabric") {
+  // Every graph stays alive: edge_index() caches one graph's edge table by its address.
+  std::list<topologies::FabricGraph> graphs;
+  for (const char* name : {"dgx-h100-ndr", "dgx-a100-hdr", "fat-tree-2to1", "fat-tree-4to1", "dragonfly-example",
+                           "tpu-v4-torus", "gb200-nvl72", "seed-ib", "seed-nvlink"}) {
+    const topologies::FabricSpec spec =
+        topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/" + name + ".yaml");
+    const std::string n = name;
+    const long long gpus = n == "dragonfly-example" ? 72 : n == "tpu-v4-torus" ? 64 : n == "gb200-nvl72" ? 144 : 512;
+    INFO(name);
+    const topologies::FabricGraph& graph = graphs.emplace_back(topologies::build_fabric_graph(spec, gpus));
+    const std::vector<Request> reqs = requests(topologies::gpu_vertices(graph));
+    topologies::RouteFinder one_by_one(graph), batched(graph);
+    std::vector<std::vector<topologies::RouteHop>> expected;
+    for (const auto& [src, dst] : reqs)
+      expected.push_back(one_by_one.route(src, dst));
+    const auto got = batched.routes(reqs);
+    REQUIRE(got.size() == expected.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      differ += !same(got[i], expected[i]);
+    CHECK(differ == 0);
+    // And the loads they leave behave alike: the next route, one by one, is the same after either.
+    const auto gv = topologies::gpu_vertices(graph);
+    CHECK(same(one_by_one.route(gv[1], gv.back()), batched.route(gv[1], gv.back())));
+  }
+}
