@@ -145,45 +145,33 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
   return hops;
 }
 
-namespace {
-
-// The equal-cost next hops towards one destination: for each vertex a route may pass, the out-edges
-// onto a cheapest path (route()'s candidates, in boost's out-edge order). They depend on the costs
-// only, not on the source, so the routes to one destination share them.
-struct NextHops {
-  struct Candidate {
-    RouteHop hop;
-    size_t edge; // index, for the load table
-    FabricVertex next;
-  };
-  std::unordered_map<FabricVertex, std::vector<Candidate>> at;
-};
-
-} // namespace
-
-std::vector<std::vector<RouteHop>>
-RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
-  std::vector<size_t> order(requests.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
+void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto [src, dst] = requests[i];
+    const auto table = next_hops_.find(dst);
+    if (src != dst && (table == next_hops_.end() || !table->second.count(src)))
+      order.push_back(i);
+  }
+  // By destination: one search each. The costs are the same whatever was searched before (see
+  // costs_to), and do not depend on loads.
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return requests[a].second < requests[b].second; });
-  // Pass 1, by destination: the candidate next hops of every vertex the requests' routes may pass.
-  // The costs are the same whatever was searched before (see costs_to), and do not depend on loads.
-  std::unordered_map<FabricVertex, NextHops> towards;
   for (size_t i : order) {
     const auto [src, dst] = requests[i];
+    auto& table = next_hops_[dst];
+    if (table.count(src))
+      continue;
     const std::vector<double>& cost = costs_to(dst, src);
     if (cost[src] == kUnreachable)
       throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
-    NextHops& table = towards[dst];
     std::vector<FabricVertex> stack{src};
     while (!stack.empty()) {
       const FabricVertex u = stack.back();
       stack.pop_back();
-      if (u == dst || table.at.count(u))
+      if (u == dst || table.count(u))
         continue;
-      std::vector<NextHops::Candidate>& list = table.at[u];
+      std::vector<Candidate>& list = table[u];
       for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
         const FabricVertex w = boost::target(*e, graph_);
         const size_t k = edge_index(graph_, *e);
@@ -194,15 +182,22 @@ RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& re
       }
     }
   }
-  // Pass 2, in request order: route()'s walk, the least-loaded candidate (the first of equals).
+}
+
+std::vector<std::vector<RouteHop>>
+RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
+  prepare(requests);
+  // In request order: route()'s walk, the least-loaded candidate (the first of equals).
   std::vector<std::vector<RouteHop>> out(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto [src, dst] = requests[i];
-    const NextHops& table = towards.at(dst);
+    if (src == dst)
+      continue;
+    const auto& table = next_hops_.at(dst);
     for (FabricVertex u = src; u != dst;) {
-      const NextHops::Candidate* best = nullptr;
+      const Candidate* best = nullptr;
       long long best_load = std::numeric_limits<long long>::max();
-      for (const auto& c : table.at.at(u)) {
+      for (const auto& c : table.at(u)) {
         const long long load = load_[{c.edge, c.hop.forward}];
         if (load < best_load) {
           best_load = load;

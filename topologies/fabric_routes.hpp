@@ -29,6 +29,11 @@ public:
   // destinations than the cache holds searches each once; the least-loaded choices are then made in
   // request order, as route() makes them.
   std::vector<std::vector<RouteHop>> routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
+  // Searches ahead for routes() (its first pass), for requests of several batches at once: each
+  // destination is then searched once for all of them. The next hops found stay with this finder.
+  void prepare(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
+  // Forgets the loads (routes chosen so far), keeping the searches: a fresh balance, as a new finder.
+  void clear_loads() { load_.clear(); }
   // Counts a route chosen elsewhere (an earlier routing that stays) in the link loads that balance
   // the next routes.
   void add_load(const std::vector<RouteHop>& route);
@@ -63,6 +68,15 @@ private:
   // read again at every pop.
   void settle(Search& s, const double& radius);
   std::unordered_map<FabricVertex, Search> cost_cache_;
+  // The equal-cost next hops towards a destination: for each vertex a route may pass, the out-edges
+  // onto a cheapest path (route()'s candidates, in boost's out-edge order). They depend on the costs
+  // only, not on the source or the loads, so the routes to one destination share them.
+  struct Candidate {
+    RouteHop hop;
+    size_t edge; // index, for the load table
+    FabricVertex next;
+  };
+  std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, std::vector<Candidate>>> next_hops_;
   std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
 };
 

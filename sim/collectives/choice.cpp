@@ -155,13 +155,23 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
     return choice;
   }
   const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
+  std::vector<std::pair<std::string, Schedule>> candidates;
+  for (const char* candidate : {"ring", "hierarchical", "tree", "halving-doubling"})
+    if (std::string(candidate) != "halving-doubling" || is_power_of_two(n))
+      candidates.emplace_back(candidate, named_schedule(candidate, ring_order, graph, bytes));
+  // One finder for all four: each destination searched once (the costly part), each estimate with
+  // loads of its own, as with a finder of its own.
+  topologies::RouteFinder routes(graph);
+  std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> all;
+  for (const auto& [name, s] : candidates) {
+    const auto requests = route_requests(s, graph);
+    all.insert(all.end(), requests.begin(), requests.end());
+  }
+  routes.prepare(all);
   double best = std::numeric_limits<double>::max();
-  for (const char* candidate : {"ring", "hierarchical", "tree", "halving-doubling"}) {
-    if (std::string(candidate) == "halving-doubling" && !is_power_of_two(n))
-      continue;
-    Schedule s = named_schedule(candidate, ring_order, graph, bytes);
-    const double t = estimate_seconds(s, graph);
-    choice.estimates_s[candidate] = t;
+  for (auto& [name, s] : candidates) {
+    const double t = estimate_seconds(s, graph, routes);
+    choice.estimates_s[name] = t;
     if (t < best) {
       best = t;
       choice.schedule = std::move(s);

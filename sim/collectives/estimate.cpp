@@ -7,15 +7,26 @@
 
 namespace memwall::collectives {
 
-double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph) {
-  topologies::RouteFinder routes(graph);
+std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>>
+route_requests(const Schedule& schedule, const topologies::FabricGraph& graph) {
   const auto gpus = topologies::gpu_vertices(graph);
-  // All rounds' routes in one batch: one search per destination, not one per destination and round.
   std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
   for (const Round& round : schedule.rounds)
     for (const Flow& f : round.flows)
       requests.emplace_back(gpus[size_t(f.src)], gpus[size_t(f.dst)]);
-  const auto hops = routes.routes(requests);
+  return requests;
+}
+
+double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph) {
+  topologies::RouteFinder routes(graph);
+  return estimate_seconds(schedule, graph, routes);
+}
+
+double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph,
+                        topologies::RouteFinder& routes) {
+  routes.clear_loads();
+  // All rounds' routes in one batch: one search per destination, not one per destination and round.
+  const auto hops = routes.routes(route_requests(schedule, graph));
   std::vector<double> bandwidth(boost::num_edges(graph));
   for (auto [e, end] = boost::edges(graph); e != end; ++e)
     bandwidth[topologies::edge_index(graph, *e)] = graph[*e].bytes_per_s;

@@ -5,9 +5,19 @@
 
 #include "schedule.hpp"
 #include "topologies/fabric_graph.hpp"
+#include "topologies/fabric_routes.hpp"
+
+#include <utility>
+#include <vector>
 
 namespace memwall::collectives {
 
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph);
+// The same with a finder shared between estimates (its searches kept, its loads cleared first).
+double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph,
+                        topologies::RouteFinder& routes);
+// Every flow of the schedule as a (source, destination) route request, round after round.
+std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>>
+route_requests(const Schedule& schedule, const topologies::FabricGraph& graph);
 
 } // namespace memwall::collectives

@@ -2,6 +2,8 @@
 // on each request in turn gives, with the load balancing that depends on request order. Checked on
 // every catalog fabric with the request orders the collectives make (a ring, halving-doubling
 // partners, all pairs of a few GPUs, repeats) and with a pseudo-random order.
+#include "collectives/choice.hpp"
+#include "collectives/estimate.hpp"
 #include "topologies/fabric_loader.hpp"
 #include "topologies/fabric_routes.hpp"
 
@@ -76,5 +78,18 @@ TEST_CASE("batched routes equal routes requested one by one, on every catalog fa
     // And the loads they leave behave alike: the next route, one by one, is the same after either.
     const auto gv = topologies::gpu_vertices(graph);
     CHECK(same(one_by_one.route(gv[1], gv.back()), batched.route(gv[1], gv.back())));
+  }
+}
+
+TEST_CASE("auto's estimates with one finder shared by the candidates equal estimates each with its own") {
+  const topologies::FabricSpec spec =
+      topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/fat-tree-2to1.yaml");
+  static const topologies::FabricGraph graph = topologies::build_fabric_graph(spec, 256);
+  const auto choice = collectives::choose_collective("auto", "topology", graph, 1e9);
+  REQUIRE(choice.estimates_s.size() == 4);
+  for (const auto& [name, t] : choice.estimates_s) {
+    INFO(name);
+    const auto alone = collectives::choose_collective(name, "topology", graph, 1e9);
+    CHECK(collectives::estimate_seconds(alone.schedule, graph) == t); // a fresh finder: bit for bit
   }
 }
