@@ -114,33 +114,44 @@ std::vector<int> RouteFinder::hops_to(FabricVertex dst) const {
   return dist;
 }
 
+std::vector<RouteFinder::Candidate> RouteFinder::next_hops(FabricVertex u, const std::vector<double>& cost) const {
+  std::vector<Candidate> list;
+  for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+    const FabricVertex w = boost::target(*e, graph_);
+    const size_t k = edge_index(graph_, *e);
+    if (same_route_cost(cost[u], cost[w] + edge_cost_[k]) && cost[w] < cost[u])
+      list.push_back({RouteHop{*e, u < w}, k, w});
+  }
+  return list;
+}
+
+const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<Candidate>& next, FabricVertex u,
+                                                             FabricVertex dst) {
+  const Candidate* best = nullptr;
+  long long best_load = std::numeric_limits<long long>::max();
+  for (const auto& c : next) {
+    const long long load = load_[{c.edge, c.hop.forward}];
+    if (load < best_load) {
+      best_load = load;
+      best = &c;
+    }
+  }
+  if (!best) // cannot happen with positive link costs; never follow a null edge
+    throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
+  ++load_[{best->edge, best->hop.forward}];
+  return *best;
+}
+
 std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
   const std::vector<double>& cost = costs_to(dst, src);
   if (cost[src] == kUnreachable)
     throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
   std::vector<RouteHop> hops;
-  FabricVertex u = src;
-  while (u != dst) {
-    RouteHop best{};
-    long long best_load = std::numeric_limits<long long>::max();
-    FabricVertex best_next = u;
-    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-      const FabricVertex w = boost::target(*e, graph_);
-      if (!same_route_cost(cost[u], cost[w] + edge_cost_[edge_index(graph_, *e)]) || cost[w] >= cost[u])
-        continue;
-      const RouteHop hop{*e, u < w};
-      const long long load = load_[{edge_index(graph_, *e), hop.forward}];
-      if (load < best_load) {
-        best_load = load;
-        best = hop;
-        best_next = w;
-      }
-    }
-    if (best_next == u) // cannot happen with positive link costs; never follow a null edge
-      throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
-    ++load_[{edge_index(graph_, best.edge), best.forward}];
-    hops.push_back(best);
-    u = best_next;
+  for (FabricVertex u = src; u != dst;) {
+    const std::vector<Candidate> next = next_hops(u, cost);
+    const Candidate& c = take_least_loaded(next, u, dst);
+    hops.push_back(c.hop);
+    u = c.next;
   }
   return hops;
 }
@@ -171,15 +182,8 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
       stack.pop_back();
       if (u == dst || table.count(u))
         continue;
-      std::vector<Candidate>& list = table[u];
-      for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-        const FabricVertex w = boost::target(*e, graph_);
-        const size_t k = edge_index(graph_, *e);
-        if (!same_route_cost(cost[u], cost[w] + edge_cost_[k]) || cost[w] >= cost[u])
-          continue;
-        list.push_back({RouteHop{*e, u < w}, k, w});
-        stack.push_back(w);
-      }
+      for (const Candidate& c : table[u] = next_hops(u, cost))
+        stack.push_back(c.next);
     }
   }
 }
@@ -195,20 +199,9 @@ RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& re
       continue;
     const auto& table = next_hops_.at(dst);
     for (FabricVertex u = src; u != dst;) {
-      const Candidate* best = nullptr;
-      long long best_load = std::numeric_limits<long long>::max();
-      for (const auto& c : table.at(u)) {
-        const long long load = load_[{c.edge, c.hop.forward}];
-        if (load < best_load) {
-          best_load = load;
-          best = &c;
-        }
-      }
-      if (!best) // cannot happen with positive link costs
-        throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
-      ++load_[{best->edge, best->hop.forward}];
-      out[i].push_back(best->hop);
-      u = best->next;
+      const Candidate& c = take_least_loaded(table.at(u), u, dst);
+      out[i].push_back(c.hop);
+      u = c.next;
     }
   }
   return out;

@@ -77,6 +77,10 @@ private:
     FabricVertex next;
   };
   std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, std::vector<Candidate>>> next_hops_;
+  // u's candidates towards the destination whose costs are `cost` (final up to u's cost).
+  std::vector<Candidate> next_hops(FabricVertex u, const std::vector<double>& cost) const;
+  // The least-loaded candidate (the first of equals), its link direction's load counted.
+  const Candidate& take_least_loaded(const std::vector<Candidate>& next, FabricVertex u, FabricVertex dst);
   std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
 };
 
