@@ -11,11 +11,12 @@ namespace memwall::model {
 // Scenario `power:` block. Zero watts and PUE 1 by default: node and facility then equal the GPUs
 // (plus the links' per-byte energy), the seed's accounting.
 struct FacilityPowerSpec {
-  double host_w_per_node =
-      0;                    // CPUs, memory, fans, NVSwitches, PSU losses: all a server draws beyond its GPUs
+  // CPUs, memory, fans, NVSwitches, PSU losses: all a server draws beyond its GPUs.
+  double host_w_per_node = 0;
   double nic_w = 0;         // per NIC of the fabric (a star: one per GPU)
   double switch_port_w = 0; // per switch port of the fabric
   double pue = 1;           // facility over IT power (cooling, power distribution)
+  bool given() const { return host_w_per_node > 0 || nic_w > 0 || switch_port_w > 0 || pue != 1.0; }
 };
 
 // What the fabric holds, counted from its graph.

@@ -28,10 +28,6 @@ PhaseAtClock phase_at_clock(const GpuSpec& gpu, const PhaseDemand& phase, double
   return at;
 }
 
-double power_limit_w(const GpuSpec& gpu) {
-  return gpu.power_limit_w;
-}
-
 PhaseAtClock phase_under_limit(const GpuSpec& gpu, const PhaseDemand& phase, double limit_w) {
   const PhaseAtClock full = phase_at_clock(gpu, phase, 1.0);
   if (limit_w <= 0) // no cap

@@ -49,12 +49,11 @@ struct PhaseAtClock {
 PhaseAtClock phase_at_clock(const GpuSpec& gpu, const PhaseDemand& phase, double clock);
 
 // The phase at the highest clock whose power is within `limit_w` (the maximum clock when it already
-// is, bit for bit as without a limit; and when limit_w is 0, no cap).
+// is, bit for bit as without a limit; and when limit_w is 0, no cap). The default is no cap
+// (GpuSpec::power_limit_w 0), the seed's behaviour: its energies per FLOP and byte can add up to more
+// than the board power for phases near the ridge point (the run then warns; `power_limit: tdp`
+// caps them).
 PhaseAtClock phase_under_limit(const GpuSpec& gpu, const PhaseDemand& phase, double limit_w);
 
-// The limit a scenario runs under: gpu.power_limit (`tdp` or watts); 0 without one. The default is
-// no cap, the seed's behaviour: its energies per FLOP and byte can add up to more than the board power
-// for phases near the ridge point (the run then warns; `power_limit: tdp` caps them).
-double power_limit_w(const GpuSpec& gpu);
 
 } // namespace memwall::model

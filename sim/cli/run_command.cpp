@@ -43,10 +43,8 @@ std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
                          record["hbm_capacity_bytes"].get<double>() / 1e9);
   // Power beyond the seed's columns, when the scenario asks for any of it (the seed's rows stay as
   // they are): facility energy per token, a server's mean power, the cap's lowest clock; a run's budget.
-  const bool facility = s.power.host_w_per_node > 0 || s.power.nic_w > 0 || s.power.switch_port_w > 0 ||
-                        s.power.pue != 1.0;
-  if (facility || s.gpu.power_limit_w > 0)
-    row += model::format("  [facility %.2f mJ/token, node %.2f kW mean %.2f kW peak", 
+  if (s.power.given() || s.gpu.power_limit_w > 0)
+    row += model::format("  [facility %.2f mJ/token, node %.2f kW mean %.2f kW peak",
                          record["facility_mj_per_token"].get<double>(),
                          record["node_power_mean_w"].get<double>() / 1e3,
                          record["node_power_peak_w"].get<double>() / 1e3) +

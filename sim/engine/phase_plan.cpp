@@ -28,7 +28,7 @@ PhaseCost under_power_limit(PhaseCost p, double compute_flops, double memory_flo
   const double peak = r.gpu->peak_flops_per_s;
   const model::PhaseDemand demand{p.flops, p.hbm_bytes, compute_flops / peak, memory_flops / peak,
                                   r.gpu->e_flop_j_per_flop * p.arith_energy_scale};
-  const model::PhaseAtClock at = model::phase_under_limit(*r.gpu, demand, model::power_limit_w(*r.gpu));
+  const model::PhaseAtClock at = model::phase_under_limit(*r.gpu, demand, r.gpu->power_limit_w);
   if (at.clock >= 1.0)
     return p;
   p.roofline_flops = std::max(compute_flops / at.clock, memory_flops);

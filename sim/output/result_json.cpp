@@ -114,7 +114,7 @@ void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
   const model::FacilityStep f =
       model::facility_step(s.power, s.inventory, s.gpus, m.step_time_s, gpu_j, m.e_network_j, peak_w);
   const double tokens_per_step = m.tokens_per_gpu * double(s.gpus);
-  j["power_limit_w"] = model::power_limit_w(s.gpu);
+  j["power_limit_w"] = s.gpu.power_limit_w;
   j["servers"] = s.inventory.servers;
   j["nics"] = s.inventory.nics;
   j["switch_ports"] = s.inventory.switch_ports;

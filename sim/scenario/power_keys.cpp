@@ -3,7 +3,8 @@
 #include "model/input_node.hpp"
 #include "model/units.hpp"
 
-#include <cctype>
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace memwall::sim {
@@ -35,13 +36,6 @@ double as_large_count(const InputNode& node) {
   if (end == text.c_str() || scale == 0 || !(value > 0) || !std::isfinite(value * scale))
     node.fail("'" + text + "' is not a positive count (expected e.g. 15T, 2.5B, 300M, 40k or 300000)");
   return value * scale;
-}
-
-double non_negative_price(const InputNode& node) {
-  const double v = node.as_number();
-  if (v < 0)
-    node.fail("a price cannot be negative (got " + node.as_string() + ")");
-  return v;
 }
 
 } // namespace
@@ -76,14 +70,11 @@ void parse_power_keys(const InputNode& root, Scenario& s) {
     if (!root.has("run"))
       c->fail("cost: needs run: (tokens or steps) to price");
     if (auto v = c->optional_child("gpu_hour"))
-      s.run.gpu_hour_price = non_negative_price(*v);
+      s.run.gpu_hour_price = v->as_non_negative_number();
     if (auto v = c->optional_child("kwh"))
-      s.run.kwh_price = non_negative_price(*v);
-    if (auto v = c->optional_child("grid_carbon")) { // g CO2e per kWh
-      s.run.grid_g_per_kwh = v->as_number();
-      if (s.run.grid_g_per_kwh < 0)
-        v->fail("grid_carbon (g CO2e per kWh) cannot be negative, got " + v->as_string());
-    }
+      s.run.kwh_price = v->as_non_negative_number();
+    if (auto v = c->optional_child("grid_carbon")) // g CO2e per kWh
+      s.run.grid_g_per_kwh = v->as_non_negative_number();
   }
 }
 
