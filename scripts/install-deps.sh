@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libsimgrid-dev libboost-graph-dev libyaml-cpp-dev libhdf5-dev
-  catch2 libcli11-dev nlohmann-json3-dev
+  catch2 libcli11-dev nlohmann-json3-dev libjemalloc-dev
   python3-h5py python3-numpy python3-matplotlib
   slurmctld slurmd slurm-client munge
 )
