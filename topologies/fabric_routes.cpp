@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 
 namespace memwall::topologies {
@@ -32,9 +32,8 @@ size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::ed
   return index.at(&graph[e]);
 }
 
-RouteFinder::RouteFinder(const FabricGraph& graph) : graph_(graph), edge_cost_(boost::num_edges(graph)) {
-  for (auto [e, end] = boost::edges(graph); e != end; ++e)
-    edge_cost_[edge_index(graph, *e)] = 1.0 / graph[*e].bytes_per_s;
+RouteFinder::RouteFinder(const FabricGraph& graph)
+    : graph_(graph), load_(2 * boost::num_edges(graph), 0) {
   const size_t vertices = boost::num_vertices(graph);
   out_begin_.reserve(vertices + 1);
   for (FabricVertex u = 0; u < vertices; ++u) {
@@ -42,86 +41,155 @@ RouteFinder::RouteFinder(const FabricGraph& graph) : graph_(graph), edge_cost_(b
     for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) {
       out_target_.push_back(boost::target(*e, graph));
       out_cost_.push_back(1.0 / graph[*e].bytes_per_s);
+      out_index_.push_back(edge_index(graph, *e));
+      out_edge_.push_back(*e);
     }
   }
   out_begin_.push_back(out_target_.size());
+  pendant_.assign(vertices, 0);
+  pendant_pos_.assign(vertices, 0);
+  for (FabricVertex u = 0; u < vertices; ++u)
+    pendant_[u] = out_begin_[u + 1] - out_begin_[u] == 1;
+  core_begin_.reserve(vertices + 1);
+  for (FabricVertex u = 0; u < vertices; ++u) {
+    core_begin_.push_back(core_pos_.size());
+    for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k) {
+      if (pendant_[out_target_[k]])
+        pendant_pos_[out_target_[k]] = k;
+      else
+        core_pos_.push_back(k);
+    }
+  }
+  core_begin_.push_back(core_pos_.size());
 }
 
 void RouteFinder::add_load(const std::vector<RouteHop>& route) {
   for (const auto& hop : route)
-    ++load_[{edge_index(graph_, hop.edge), hop.forward}];
+    ++load_[2 * edge_index(graph_, hop.edge) + hop.forward]; // hops built elsewhere carry no index
 }
 
 RouteFinder::Search& RouteFinder::search_to(FabricVertex dst) {
-  auto it = cost_cache_.find(dst);
-  if (it != cost_cache_.end())
-    return it->second;
-  if (cost_cache_.size() >= kMaxCachedDestinations) // bound memory: N x V doubles would not fit at 16k GPUs
-    cost_cache_.clear();
-  Search& s = cost_cache_[dst];
-  s.cost.assign(boost::num_vertices(graph_), kUnreachable);
-  s.cost[dst] = 0;
-  s.queue.push({0.0, dst});
+  if (auto it = cached_.find(dst); it != cached_.end())
+    return searches_[it->second];
+  if (searches_used_ == kMaxCachedDestinations) { // bound memory: N x V doubles would not fit at 16k GPUs
+    cached_.clear();
+    searches_used_ = 0;
+  }
+  if (searches_used_ == searches_.size())
+    searches_.push_back({std::vector<double>(boost::num_vertices(graph_), kUnreachable), {}, {}});
+  Search& s = searches_[searches_used_];
+  cached_[dst] = searches_used_++;
+  for (FabricVertex v : s.touched)
+    s.cost[v] = kUnreachable;
+  s.touched.clear();
+  s.queue.clear();
+  set_cost(s, dst, 0.0);
+  s.queue[0.0].push_back(dst);
   return s;
 }
 
-void RouteFinder::settle(Search& s, const double& radius) {
+void RouteFinder::sort_vertices(std::vector<FabricVertex>& bucket) {
+  // A bucket holds each vertex once. A large one (a fat-tree's GPUs at one distance) is sorted
+  // through a bitmap of all vertices: marking and one pass over V / 64 words, not b log b.
+  if (bucket.size() < 64) {
+    std::sort(bucket.begin(), bucket.end());
+    return;
+  }
+  bitmap_.resize((out_begin_.size() + 63) / 64);
+  for (FabricVertex v : bucket)
+    bitmap_[v / 64] |= uint64_t(1) << (v % 64);
+  bucket.clear();
+  for (size_t word = 0; word < bitmap_.size(); ++word)
+    for (uint64_t bits = bitmap_[word]; bits; bits &= bits - 1)
+      bucket.push_back(word * 64 + size_t(__builtin_ctzll(bits)));
+  std::fill(bitmap_.begin(), bitmap_.end(), 0);
+}
+
+void RouteFinder::settle(Search& s, FabricVertex dst, const double& radius) {
   std::vector<double>& cost = s.cost;
   while (!s.queue.empty()) {
-    const auto [c, u] = s.queue.top();
+    auto first = s.queue.begin();
+    const double c = first->first;
     if (c > radius && !same_route_cost(c, radius))
       return;
-    s.queue.pop();
-    if (c > cost[u])
-      continue;
-    for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k) {
-      const FabricVertex w = out_target_[k];
-      const double through = c + out_cost_[k];
-      if (through < cost[w] && !same_route_cost(through, cost[w])) {
-        cost[w] = through;
-        s.queue.push({through, w});
+    std::vector<FabricVertex> bucket = std::move(first->second);
+    s.queue.erase(first);
+    sort_vertices(bucket);
+    for (const FabricVertex u : bucket) {
+      if (c > cost[u])
+        continue; // found cheaper since
+      auto relax = [&](size_t k) {
+        const FabricVertex w = out_target_[k];
+        const double through = c + out_cost_[k];
+        if (through < cost[w] && !same_route_cost(through, cost[w])) {
+          set_cost(s, w, through);
+          s.queue[through].push_back(w);
+        }
+      };
+      if (u == dst) { // the search's start reaches its neighbours, pendant or not
+        for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
+          relax(k);
+      } else {
+        for (size_t i = core_begin_[u]; i < core_begin_[u + 1]; ++i)
+          relax(core_pos_[i]);
       }
     }
   }
+}
+
+const std::vector<double>& RouteFinder::settle_for(Search& s, FabricVertex dst, FabricVertex src) {
+  if (!pendant_[src] || src == dst) {
+    settle(s, dst, s.cost[src]); // the radius is re-read at every bucket: it shrinks as src's cost is found
+    return s.cost;
+  }
+  // A pendant source: its neighbour's cost, plus its link (what relaxing it would have given).
+  const size_t k = pendant_pos_[src];
+  const FabricVertex via = out_target_[out_begin_[src]];
+  settle(s, dst, s.cost[via]);
+  if (s.cost[src] == kUnreachable && s.cost[via] != kUnreachable)
+    set_cost(s, src, s.cost[via] + out_cost_[k]);
+  return s.cost;
 }
 
 const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
   Search& s = search_to(dst);
-  settle(s, kUnreachable);
+  settle(s, dst, kUnreachable);
+  for (FabricVertex v = 0; v < s.cost.size(); ++v)
+    if (pendant_[v] && s.cost[v] == kUnreachable) {
+      const FabricVertex via = out_target_[out_begin_[v]];
+      if (s.cost[via] != kUnreachable)
+        set_cost(s, v, s.cost[via] + out_cost_[pendant_pos_[v]]);
+    }
   return s.cost;
 }
 
 const std::vector<double>& RouteFinder::costs_to(FabricVertex dst, FabricVertex src) {
-  Search& s = search_to(dst);
-  settle(s, s.cost[src]); // the radius is re-read at every pop: it shrinks as src's cost is found
-  return s.cost;
+  return settle_for(search_to(dst), dst, src);
 }
 
-std::vector<int> RouteFinder::hops_to(FabricVertex dst) const {
-  std::vector<int> dist(boost::num_vertices(graph_), std::numeric_limits<int>::max());
-  dist[dst] = 0;
-  std::vector<FabricVertex> queue{dst};
-  for (size_t head = 0; head < queue.size(); ++head) {
-    const FabricVertex u = queue[head];
-    for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-      const FabricVertex w = boost::target(*e, graph_);
-      if (dist[w] == std::numeric_limits<int>::max()) {
-        dist[w] = dist[u] + 1;
-        queue.push_back(w);
-      }
-    }
-  }
-  return dist;
-}
-
-std::vector<RouteFinder::Candidate> RouteFinder::next_hops(FabricVertex u, const std::vector<double>& cost) const {
+std::vector<RouteFinder::Candidate> RouteFinder::next_hops(FabricVertex u, FabricVertex dst,
+                                                          const std::vector<double>& cost) const {
   std::vector<Candidate> list;
-  for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-    const FabricVertex w = boost::target(*e, graph_);
-    const size_t k = edge_index(graph_, *e);
-    if (same_route_cost(cost[u], cost[w] + edge_cost_[k]) && cost[w] < cost[u])
-      list.push_back({RouteHop{*e, u < w}, k, w});
+  auto consider = [&](size_t k) {
+    const FabricVertex w = out_target_[k];
+    if (same_route_cost(cost[u], cost[w] + out_cost_[k]) && cost[w] < cost[u])
+      list.push_back({RouteHop{out_edge_[k], u < w, out_index_[k]}, w});
+  };
+  // A pendant other than dst is a dead end, never a next hop; the searches leave their costs unset.
+  // dst itself, when a pendant next to u, comes in its place in the out-edge order.
+  const bool dst_here = pendant_[dst] && out_target_[out_begin_[dst]] == u;
+  const size_t dst_pos = dst_here ? pendant_pos_[dst] : 0;
+  bool dst_done = !dst_here;
+  for (size_t i = core_begin_[u]; i < core_begin_[u + 1]; ++i) {
+    const size_t k = core_pos_[i];
+    if (!dst_done && dst_pos < k) {
+      consider(dst_pos);
+      dst_done = true;
+    }
+    consider(k);
   }
+  if (!dst_done)
+    consider(dst_pos);
   return list;
 }
 
@@ -130,7 +198,7 @@ const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<C
   const Candidate* best = nullptr;
   long long best_load = std::numeric_limits<long long>::max();
   for (const auto& c : next) {
-    const long long load = load_[{c.edge, c.hop.forward}];
+    const long long load = load_[2 * c.hop.index + c.hop.forward];
     if (load < best_load) {
       best_load = load;
       best = &c;
@@ -138,7 +206,7 @@ const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<C
   }
   if (!best) // cannot happen with positive link costs; never follow a null edge
     throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
-  ++load_[{best->edge, best->hop.forward}];
+  ++load_[2 * best->hop.index + best->hop.forward];
   return *best;
 }
 
@@ -148,7 +216,7 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
     throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
   std::vector<RouteHop> hops;
   for (FabricVertex u = src; u != dst;) {
-    const std::vector<Candidate> next = next_hops(u, cost);
+    const std::vector<Candidate> next = next_hops(u, dst, cost);
     const Candidate& c = take_least_loaded(next, u, dst);
     hops.push_back(c.hop);
     u = c.next;
@@ -182,7 +250,7 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
       stack.pop_back();
       if (u == dst || table.count(u))
         continue;
-      for (const Candidate& c : table[u] = next_hops(u, cost))
+      for (const Candidate& c : table[u] = next_hops(u, dst, cost))
         stack.push_back(c.next);
     }
   }

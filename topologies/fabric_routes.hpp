@@ -6,8 +6,10 @@
 
 #include "fabric_graph.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
-#include <queue>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@ namespace memwall::topologies {
 struct RouteHop {
   boost::graph_traits<FabricGraph>::edge_descriptor edge;
   bool forward = true; // traversed from the lower-numbered vertex to the higher one
+  size_t index = 0;     // the edge's index (edge_index), for per-edge tables
 };
 
 class RouteFinder {
@@ -33,7 +36,7 @@ public:
   // destination is then searched once for all of them. The next hops found stay with this finder.
   void prepare(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
   // Forgets the loads (routes chosen so far), keeping the searches: a fresh balance, as a new finder.
-  void clear_loads() { load_.clear(); }
+  void clear_loads() { std::fill(load_.begin(), load_.end(), 0); }
   // Counts a route chosen elsewhere (an earlier routing that stays) in the link loads that balance
   // the next routes.
   void add_load(const std::vector<RouteHop>& route);
@@ -45,43 +48,67 @@ public:
   // for a farther source later, popping vertices in the same order as a full search, so the costs
   // it settles are bit for bit the full search's.
   const std::vector<double>& costs_to(FabricVertex dst, FabricVertex src);
-  // Hop counts from every vertex to `dst` (not cached).
-  std::vector<int> hops_to(FabricVertex dst) const;
 
 private:
   static constexpr size_t kMaxCachedDestinations = 256;
   const FabricGraph& graph_;
-  std::vector<double> edge_cost_; // by edge index
-  // Out-edges in boost's order as flat arrays (target, 1 / bandwidth): the searches' inner loop.
+  // Out-edges in boost's order as flat arrays: the searches' and walks' inner loops, without a
+  // lookup of the edge index per hop.
   std::vector<size_t> out_begin_;
   std::vector<FabricVertex> out_target_;
-  std::vector<double> out_cost_;
-  // A Dijkstra search from a destination, resumable.
+  std::vector<double> out_cost_; // 1 / bandwidth
+  std::vector<size_t> out_index_; // edge index
+  std::vector<boost::graph_traits<FabricGraph>::edge_descriptor> out_edge_;
+  // A vertex of degree 1 (a GPU on a star, a node's GPUs on its NVSwitch) is never on another vertex's
+  // path: the searches leave it out (its cost is its neighbour's plus its link, when asked), so a
+  // search from one GPU of a star does not touch the other N - 1. Per vertex, the positions in the
+  // flat arrays of its out-edges to other vertices, and for a pendant its own position in its
+  // neighbour's list.
+  std::vector<char> pendant_;
+  std::vector<size_t> core_begin_;
+  std::vector<size_t> core_pos_;
+  std::vector<size_t> pendant_pos_;
+  // A Dijkstra search from a destination, resumable. Its queue holds buckets of equal cost (the
+  // fabric's paths have few distinct costs), popped in cost order and, within a bucket, in vertex
+  // order: the order of a priority queue of (cost, vertex), without its log V per push and pop. A
+  // vertex enters a bucket only from a cheaper one (link costs are positive), so a bucket is full
+  // before it is popped.
   struct Search {
     std::vector<double> cost;
-    std::priority_queue<std::pair<double, FabricVertex>, std::vector<std::pair<double, FabricVertex>>,
-                        std::greater<>>
-        queue;
+    std::map<double, std::vector<FabricVertex>> queue;
+    std::vector<FabricVertex> touched; // vertices whose cost is set: what a reuse resets
   };
   Search& search_to(FabricVertex dst);
+  void sort_vertices(std::vector<FabricVertex>& bucket);
+  std::vector<uint64_t> bitmap_; // sort_vertices' scratch, all zero between calls
   // Pops while the nearest unsettled vertex is at most `radius` away (up to rounding); `radius` is
-  // read again at every pop.
-  void settle(Search& s, const double& radius);
-  std::unordered_map<FabricVertex, Search> cost_cache_;
+  // read again at every bucket.
+  void settle(Search& s, FabricVertex dst, const double& radius);
+  // Settles what a route from `src` to `dst` looks at, and sets a pendant `src`'s cost.
+  const std::vector<double>& settle_for(Search& s, FabricVertex dst, FabricVertex src);
+  // The cached searches (at most kMaxCachedDestinations, then all forgotten at once) and their slots,
+  // reused: a search resets only the costs it set, so a star's N searches cost N, not N x V.
+  std::unordered_map<FabricVertex, size_t> cached_;
+  std::vector<Search> searches_;
+  size_t searches_used_ = 0;
+  void set_cost(Search& s, FabricVertex v, double cost) {
+    if (s.cost[v] == std::numeric_limits<double>::infinity())
+      s.touched.push_back(v);
+    s.cost[v] = cost;
+  }
   // The equal-cost next hops towards a destination: for each vertex a route may pass, the out-edges
   // onto a cheapest path (route()'s candidates, in boost's out-edge order). They depend on the costs
   // only, not on the source or the loads, so the routes to one destination share them.
   struct Candidate {
     RouteHop hop;
-    size_t edge; // index, for the load table
     FabricVertex next;
   };
   std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, std::vector<Candidate>>> next_hops_;
-  // u's candidates towards the destination whose costs are `cost` (final up to u's cost).
-  std::vector<Candidate> next_hops(FabricVertex u, const std::vector<double>& cost) const;
+  // u's candidates towards `dst`, whose costs are `cost` (final up to u's cost).
+  std::vector<Candidate> next_hops(FabricVertex u, FabricVertex dst, const std::vector<double>& cost) const;
   // The least-loaded candidate (the first of equals), its link direction's load counted.
   const Candidate& take_least_loaded(const std::vector<Candidate>& next, FabricVertex u, FabricVertex dst);
-  std::map<std::pair<size_t, bool>, long long> load_; // (edge index, direction) -> routes using it
+  std::vector<long long> load_; // by 2 x edge index + direction: routes using it
 };
 
 // Two path costs equal up to rounding (equal-cost paths summed in another order).

@@ -1,11 +1,10 @@
 #include "fabric_summary.hpp"
 
-#include "fabric_routes.hpp"
-
 #include <boost/graph/push_relabel_max_flow.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 
@@ -63,6 +62,61 @@ double rank_halves_max_flow(const FabricGraph& graph) {
   return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink) * unit);
 }
 
+// The most hops between two GPUs: breadth-first searches from every GPU, 64 at a time, each vertex
+// holding one bit per search (reached or not), so a level of 64 searches is one pass over the links.
+// A search per GPU one by one cost N x (V + E): the 16k-GPU summary's largest part after the routes.
+int gpu_diameter_hops(const FabricGraph& graph) {
+  const auto gpus = gpu_vertices(graph);
+  const size_t n = boost::num_vertices(graph);
+  std::vector<char> is_gpu(n, 0);
+  for (auto g : gpus)
+    is_gpu[g] = 1;
+  std::vector<size_t> begin{0};
+  std::vector<FabricVertex> next_to;
+  for (FabricVertex u = 0; u < n; ++u) {
+    for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e)
+      next_to.push_back(boost::target(*e, graph));
+    begin.push_back(next_to.size());
+  }
+  int diameter = 0;
+  std::vector<uint64_t> seen(n), frontier(n), reached(n);
+  for (size_t first = 0; first < gpus.size(); first += 64) {
+    std::fill(seen.begin(), seen.end(), 0);
+    std::fill(frontier.begin(), frontier.end(), 0);
+    uint64_t all = 0;
+    for (size_t i = first; i < std::min(gpus.size(), first + 64); ++i) {
+      const uint64_t bit = uint64_t(1) << (i - first);
+      seen[gpus[i]] |= bit;
+      frontier[gpus[i]] |= bit;
+      all |= bit;
+    }
+    for (int level = 1;; ++level) {
+      bool any = false;
+      for (FabricVertex u = 0; u < n; ++u) {
+        uint64_t r = 0;
+        for (size_t k = begin[u]; k < begin[u + 1]; ++k)
+          r |= frontier[next_to[k]];
+        r &= ~seen[u];
+        reached[u] = r;
+        if (r) {
+          any = true;
+          if (is_gpu[u])
+            diameter = std::max(diameter, level);
+        }
+      }
+      if (!any)
+        break;
+      for (FabricVertex u = 0; u < n; ++u)
+        seen[u] |= reached[u];
+      frontier.swap(reached);
+    }
+    for (auto g : gpus) // every GPU reached by every search (the fabric is connected when validated)
+      if ((seen[g] & all) != all)
+        return std::numeric_limits<int>::max();
+  }
+  return diameter;
+}
+
 } // namespace
 
 FabricSummary summarise_fabric(const FabricGraph& graph) {
@@ -78,17 +132,14 @@ FabricSummary summarise_fabric(const FabricGraph& graph) {
     s.total_link_bytes_per_s += graph[*e].bytes_per_s;
   const auto gpus = gpu_vertices(graph);
   s.min_injection_bytes_per_s = std::numeric_limits<double>::max();
-  RouteFinder routes(graph);
   for (auto g : gpus) {
     double injection = 0;
     for (auto [e, end] = boost::out_edges(g, graph); e != end; ++e)
       injection += graph[*e].bytes_per_s;
     s.min_injection_bytes_per_s = std::min(s.min_injection_bytes_per_s, injection);
     s.max_injection_bytes_per_s = std::max(s.max_injection_bytes_per_s, injection);
-    const auto dist = routes.hops_to(g);
-    for (auto h : gpus)
-      s.diameter_hops = std::max(s.diameter_hops, dist[h]);
   }
+  s.diameter_hops = gpu_diameter_hops(graph);
   s.bisection_bound_bytes_per_s = gpus.size() > 1 ? rank_halves_max_flow(graph) : 0.0;
   return s;
 }

@@ -3,7 +3,6 @@
 #include "topologies/fabric_routes.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace memwall::collectives {
 
@@ -32,21 +31,28 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
     bandwidth[topologies::edge_index(graph, *e)] = graph[*e].bytes_per_s;
   double total = 0;
   size_t next = 0;
+  std::vector<double> load(2 * bandwidth.size(), 0.0); // bytes by 2 x edge index + direction
+  std::vector<size_t> used;                             // this round's entries of `load`
   for (const Round& round : schedule.rounds) {
-    std::map<std::pair<size_t, bool>, double> load;
     double latency = 0;
     for (const Flow& f : round.flows) {
       double route_latency = 0;
       for (const auto& hop : hops[next]) {
-        load[{topologies::edge_index(graph, hop.edge), hop.forward}] += f.bytes;
+        const size_t slot = 2 * hop.index + hop.forward;
+        if (load[slot] == 0.0)
+          used.push_back(slot);
+        load[slot] += f.bytes;
         route_latency += graph[hop.edge].latency_s;
       }
       ++next;
       latency = std::max(latency, route_latency);
     }
     double busiest = 0;
-    for (const auto& [link, bytes] : load)
-      busiest = std::max(busiest, bytes / bandwidth[link.first]);
+    for (const size_t slot : used) {
+      busiest = std::max(busiest, load[slot] / bandwidth[slot / 2]);
+      load[slot] = 0.0;
+    }
+    used.clear();
     total += busiest + latency * (1.0 + round.extra_latency_steps);
   }
   return total;

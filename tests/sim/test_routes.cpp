@@ -7,9 +7,13 @@
 #include "topologies/fabric_loader.hpp"
 #include "topologies/fabric_routes.hpp"
 
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/property_map/transform_value_property_map.hpp>
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,7 +55,79 @@ bool same(const std::vector<topologies::RouteHop>& a, const std::vector<topologi
   return true;
 }
 
+// The routing rule written plainly, as a reference: Boost's Dijkstra from the destination (seconds per
+// byte), then from the source the out-edges onto a cheapest path (cost equal up to 1e-9, in Boost's
+// order), taking the least-loaded link direction (the first of equals) and counting it.
+class ReferenceRoutes {
+public:
+  explicit ReferenceRoutes(const topologies::FabricGraph& g) : graph_(g) {}
+  std::vector<topologies::RouteHop> route(topologies::FabricVertex src, topologies::FabricVertex dst) {
+    const size_t n = boost::num_vertices(graph_);
+    std::vector<double> cost(n);
+    boost::dijkstra_shortest_paths(
+        graph_, dst,
+        boost::weight_map(boost::make_transform_value_property_map(
+                              [](const topologies::FabricLink& l) { return 1.0 / l.bytes_per_s; },
+                              boost::get(boost::edge_bundle, graph_)))
+            .distance_map(boost::make_iterator_property_map(cost.begin(), boost::get(boost::vertex_index, graph_))));
+    std::vector<topologies::RouteHop> hops;
+    for (topologies::FabricVertex u = src; u != dst;) {
+      const topologies::RouteHop* best = nullptr;
+      topologies::FabricVertex best_next = u;
+      long long best_load = 0;
+      std::vector<topologies::RouteHop> options;
+      std::vector<topologies::FabricVertex> nexts;
+      for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+        const topologies::FabricVertex w = boost::target(*e, graph_);
+        const double through = cost[w] + 1.0 / graph_[*e].bytes_per_s;
+        if (std::fabs(through - cost[u]) <= 1e-9 * std::max(through, cost[u]) && cost[w] < cost[u]) {
+          options.push_back({*e, u < w});
+          nexts.push_back(w);
+        }
+      }
+      REQUIRE(!options.empty());
+      for (size_t i = 0; i < options.size(); ++i) {
+        const long long l = load_[{topologies::edge_index(graph_, options[i].edge), options[i].forward}];
+        if (!best || l < best_load) {
+          best = &options[i];
+          best_next = nexts[i];
+          best_load = l;
+        }
+      }
+      ++load_[{topologies::edge_index(graph_, best->edge), best->forward}];
+      hops.push_back(*best);
+      u = best_next;
+    }
+    return hops;
+  }
+
+private:
+  const topologies::FabricGraph& graph_;
+  std::map<std::pair<size_t, bool>, long long> load_;
+};
+
 } // namespace
+
+TEST_CASE("routes equal the routing rule written plainly (Boost's Dijkstra), on every catalog fabric") {
+  std::list<topologies::FabricGraph> graphs; // alive: edge_index() caches one graph by address
+  for (const char* name : {"dgx-h100-ndr", "fat-tree-4to1", "dragonfly-example", "tpu-v4-torus", "gb200-nvl72",
+                           "seed-ib"}) {
+    const topologies::FabricSpec spec =
+        topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/" + name + ".yaml");
+    const std::string n = name;
+    const long long gpus = n == "dragonfly-example" ? 72 : n == "tpu-v4-torus" ? 64 : n == "gb200-nvl72" ? 72 : 128;
+    INFO(name);
+    const topologies::FabricGraph& graph = graphs.emplace_back(topologies::build_fabric_graph(spec, gpus));
+    const std::vector<Request> reqs = requests(topologies::gpu_vertices(graph));
+    ReferenceRoutes reference(graph);
+    topologies::RouteFinder finder(graph);
+    const auto got = finder.routes(reqs);
+    size_t differ = 0;
+    for (size_t i = 0; i < reqs.size(); ++i)
+      differ += !same(got[i], reference.route(reqs[i].first, reqs[i].second));
+    CHECK(differ == 0);
+  }
+}
 
 TEST_CASE("batched routes equal routes requested one by one, on every catalog fabric") {
   // Every graph stays alive: edge_index() caches one graph's edge table by its address.
