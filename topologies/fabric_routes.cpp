@@ -167,8 +167,65 @@ const std::vector<double>& RouteFinder::costs_to(FabricVertex dst, FabricVertex 
   return settle_for(search_to(dst), dst, src);
 }
 
+struct RouteFinder::CostView {
+  FabricVertex dst;
+  const std::vector<double>* own = nullptr; // the destination's own search, or
+  struct Through {
+    const std::vector<double>* cost; // a neighbour's search
+    double link;                     // the link from it to the destination
+    FabricVertex via;
+  };
+  std::vector<Through> through;
+  double operator[](FabricVertex v) const {
+    if (own)
+      return (*own)[v];
+    if (v == dst)
+      return 0.0;
+    double best = kUnreachable;
+    for (const Through& t : through)
+      best = std::min(best, (*t.cost)[v] + t.link);
+    return best;
+  }
+};
+
+bool RouteFinder::composed(FabricVertex dst) const {
+  const size_t links = out_begin_[dst + 1] - out_begin_[dst];
+  if (links == 0 || links > kMaxComposedLinks)
+    return false;
+  for (size_t k = out_begin_[dst]; k < out_begin_[dst + 1]; ++k)
+    if (graph_[out_target_[k]].kind == NodeKind::Gpu)
+      return false;
+  return true;
+}
+
+RouteFinder::CostView RouteFinder::view_to(FabricVertex dst, FabricVertex src) {
+  CostView view{dst, nullptr, {}};
+  if (!composed(dst)) {
+    view.own = &costs_to(dst, src);
+    return view;
+  }
+  // Each neighbour's search settled up to src: for every vertex at most as far from dst as src, the
+  // neighbour it is reached through is then final, and the others can only be dearer.
+  const size_t links = out_begin_[dst + 1] - out_begin_[dst];
+  if (searches_used_ + links > kMaxCachedDestinations) { // all of them cached at once
+    cached_.clear();
+    searches_used_ = 0;
+  }
+  std::vector<size_t> slots;
+  for (size_t k = out_begin_[dst]; k < out_begin_[dst + 1]; ++k) {
+    const FabricVertex via = out_target_[k];
+    search_to(via);
+    const size_t slot = cached_.at(via);
+    settle_for(searches_[slot], via, src);
+    slots.push_back(slot);
+  }
+  for (size_t i = 0; i < slots.size(); ++i) // after search_to: its slots may move while they grow
+    view.through.push_back({&searches_[slots[i]].cost, out_cost_[out_begin_[dst] + i], out_target_[out_begin_[dst] + i]});
+  return view;
+}
+
 std::vector<RouteFinder::Candidate> RouteFinder::next_hops(FabricVertex u, FabricVertex dst,
-                                                          const std::vector<double>& cost) const {
+                                                          const CostView& cost) const {
   std::vector<Candidate> list;
   auto consider = [&](size_t k) {
     const FabricVertex w = out_target_[k];
@@ -211,7 +268,7 @@ const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<C
 }
 
 std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
-  const std::vector<double>& cost = costs_to(dst, src);
+  const CostView cost{dst, &costs_to(dst, src), {}};
   if (cost[src] == kUnreachable)
     throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
   std::vector<RouteHop> hops;
@@ -222,6 +279,28 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
     u = c.next;
   }
   return hops;
+}
+
+size_t RouteFinder::list_at(FabricVertex u, FabricVertex dst, const CostView& cost) {
+  if (!cost.own) {
+    const double best = cost[u];
+    const CostView::Through* only = nullptr;
+    int optimal = 0;
+    for (const auto& t : cost.through)
+      if (same_route_cost((*t.cost)[u] + t.link, best)) {
+        only = &t;
+        ++optimal;
+      }
+    if (optimal == 1 && u != only->via) {
+      auto& lists = toward_[only->via];
+      if (const auto it = lists.find(u); it != lists.end())
+        return it->second;
+      pool_.push_back(next_hops(u, only->via, CostView{only->via, only->cost, {}}));
+      return lists[u] = pool_.size() - 1;
+    }
+  }
+  pool_.push_back(next_hops(u, dst, cost));
+  return pool_.size() - 1;
 }
 
 void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
@@ -241,7 +320,7 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
     auto& table = next_hops_[dst];
     if (table.count(src))
       continue;
-    const std::vector<double>& cost = costs_to(dst, src);
+    const CostView cost = view_to(dst, src);
     if (cost[src] == kUnreachable)
       throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
     std::vector<FabricVertex> stack{src};
@@ -250,7 +329,8 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
       stack.pop_back();
       if (u == dst || table.count(u))
         continue;
-      for (const Candidate& c : table[u] = next_hops(u, dst, cost))
+      const size_t list = table[u] = list_at(u, dst, cost);
+      for (const Candidate& c : pool_[list])
         stack.push_back(c.next);
     }
   }
@@ -267,7 +347,7 @@ RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& re
       continue;
     const auto& table = next_hops_.at(dst);
     for (FabricVertex u = src; u != dst;) {
-      const Candidate& c = take_least_loaded(table.at(u), u, dst);
+      const Candidate& c = take_least_loaded(pool_[table.at(u)], u, dst);
       out[i].push_back(c.hop);
       u = c.next;
     }

@@ -51,6 +51,8 @@ public:
 
 private:
   static constexpr size_t kMaxCachedDestinations = 256;
+  // Costs to a destination, read from its own search or composed from its neighbours' searches.
+  struct CostView;
   const FabricGraph& graph_;
   // Out-edges in boost's order as flat arrays: the searches' and walks' inner loops, without a
   // lookup of the edge index per hop.
@@ -103,9 +105,25 @@ private:
     RouteHop hop;
     FabricVertex next;
   };
-  std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, std::vector<Candidate>>> next_hops_;
+  // Candidate lists, stored once: per destination and vertex, the index of its list in pool_. A
+  // composed destination's vertex reached through one neighbour only shares that neighbour's list
+  // (the edges onto a cheapest path to the neighbour are those onto one to the destination), kept
+  // in toward_ by (neighbour, vertex): a fat-tree's spines scan their links once per leaf or
+  // NVSwitch, not once per GPU.
+  std::vector<std::vector<Candidate>> pool_;
+  std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, size_t>> next_hops_;
+  std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, size_t>> toward_;
+  size_t list_at(FabricVertex u, FabricVertex dst, const CostView& cost);
   // u's candidates towards `dst`, whose costs are `cost` (final up to u's cost).
-  std::vector<Candidate> next_hops(FabricVertex u, FabricVertex dst, const std::vector<double>& cost) const;
+  std::vector<Candidate> next_hops(FabricVertex u, FabricVertex dst, const CostView& cost) const;
+  // A destination whose neighbours are all switches (a GPU on a fat-tree, star or NVSwitch) is
+  // reached through one of them: its cost from any other vertex is the least, over its links, of the
+  // neighbour's cost plus the link. The batched routes read its costs so, from its neighbours'
+  // searches, which the GPUs of a server or leaf share: a 16k-GPU DGX fabric is searched from its
+  // 2,560 switches next to GPUs, not from its 16,384 GPUs.
+  static constexpr size_t kMaxComposedLinks = 8;
+  bool composed(FabricVertex dst) const;
+  CostView view_to(FabricVertex dst, FabricVertex src);
   // The least-loaded candidate (the first of equals), its link direction's load counted.
   const Candidate& take_least_loaded(const std::vector<Candidate>& next, FabricVertex u, FabricVertex dst);
   std::vector<long long> load_; // by 2 x edge index + direction: routes using it
