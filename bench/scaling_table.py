@@ -15,6 +15,7 @@ import argparse
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -38,15 +39,20 @@ def families(build):
 def measure(argv, timeout):
     """(wall seconds, peak RSS MiB) of one run, or None past the timeout."""
     start = time.monotonic()
+    # Its own session, so that a timeout stops the run itself, not only /usr/bin/time above it (an
+    # orphaned run would go on eating a core and slow every later measurement).
+    p = subprocess.Popen(["/usr/bin/time", "-f", "peak_rss_kb=%M", *argv], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        p = subprocess.run(["/usr/bin/time", "-f", "peak_rss_kb=%M", *argv], capture_output=True, text=True,
-                           timeout=timeout)
+        _, stderr = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return None
     wall = time.monotonic() - start
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {p.stderr[-500:]}")
-    rss = re.search(r"peak_rss_kb=(\d+)", p.stderr)
+        raise RuntimeError(f"{' '.join(argv)} exited {p.returncode}: {stderr[-500:]}")
+    rss = re.search(r"peak_rss_kb=(\d+)", stderr)
     return wall, (int(rss.group(1)) / 1024 if rss else float("nan"))
 
 

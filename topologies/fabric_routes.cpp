@@ -32,8 +32,37 @@ size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::ed
   return index.at(&graph[e]);
 }
 
+size_t RouteFinder::PairIndex::slot(uint64_t key) const {
+  uint64_t h = key * 0x9E3779B97F4A7C15ULL; // Fibonacci hashing: consecutive keys spread
+  size_t i = size_t(h >> 20) & (slots_.size() - 1);
+  while (slots_[i].first != kEmpty && slots_[i].first != key)
+    i = (i + 1) & (slots_.size() - 1);
+  return i;
+}
+
+const size_t* RouteFinder::PairIndex::find(FabricVertex a, FabricVertex b) const {
+  if (slots_.empty())
+    return nullptr;
+  const auto& entry = slots_[slot(uint64_t(a) * vertices_ + b)];
+  return entry.first == kEmpty ? nullptr : &entry.second;
+}
+
+void RouteFinder::PairIndex::insert(FabricVertex a, FabricVertex b, size_t value) {
+  if (2 * (size_ + 1) > slots_.size()) { // at most half full
+    std::vector<std::pair<uint64_t, size_t>> old(std::max<size_t>(64, 2 * slots_.size()), {kEmpty, 0});
+    old.swap(slots_);
+    for (const auto& entry : old)
+      if (entry.first != kEmpty)
+        slots_[slot(entry.first)] = entry;
+  }
+  auto& entry = slots_[slot(uint64_t(a) * vertices_ + b)];
+  size_ += entry.first == kEmpty;
+  entry = {uint64_t(a) * vertices_ + b, value};
+}
+
 RouteFinder::RouteFinder(const FabricGraph& graph)
-    : graph_(graph), load_(2 * boost::num_edges(graph), 0) {
+    : graph_(graph), next_hops_(boost::num_vertices(graph)), toward_(boost::num_vertices(graph)),
+      load_(2 * boost::num_edges(graph), 0) {
   const size_t vertices = boost::num_vertices(graph);
   out_begin_.reserve(vertices + 1);
   for (FabricVertex u = 0; u < vertices; ++u) {
@@ -292,11 +321,11 @@ size_t RouteFinder::list_at(FabricVertex u, FabricVertex dst, const CostView& co
         ++optimal;
       }
     if (optimal == 1 && u != only->via) {
-      auto& lists = toward_[only->via];
-      if (const auto it = lists.find(u); it != lists.end())
-        return it->second;
+      if (const size_t* list = toward_.find(only->via, u))
+        return *list;
       pool_.push_back(next_hops(u, only->via, CostView{only->via, only->cost, {}}));
-      return lists[u] = pool_.size() - 1;
+      toward_.insert(only->via, u, pool_.size() - 1);
+      return pool_.size() - 1;
     }
   }
   pool_.push_back(next_hops(u, dst, cost));
@@ -307,8 +336,7 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
   std::vector<size_t> order;
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto [src, dst] = requests[i];
-    const auto table = next_hops_.find(dst);
-    if (src != dst && (table == next_hops_.end() || !table->second.count(src)))
+    if (src != dst && !next_hops_.find(dst, src))
       order.push_back(i);
   }
   // By destination: one search each. The costs are the same whatever was searched before (see
@@ -317,8 +345,7 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
                    [&](size_t a, size_t b) { return requests[a].second < requests[b].second; });
   for (size_t i : order) {
     const auto [src, dst] = requests[i];
-    auto& table = next_hops_[dst];
-    if (table.count(src))
+    if (next_hops_.find(dst, src))
       continue;
     const CostView cost = view_to(dst, src);
     if (cost[src] == kUnreachable)
@@ -327,9 +354,10 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
     while (!stack.empty()) {
       const FabricVertex u = stack.back();
       stack.pop_back();
-      if (u == dst || table.count(u))
+      if (u == dst || next_hops_.find(dst, u))
         continue;
-      const size_t list = table[u] = list_at(u, dst, cost);
+      const size_t list = list_at(u, dst, cost);
+      next_hops_.insert(dst, u, list);
       for (const Candidate& c : pool_[list])
         stack.push_back(c.next);
     }
@@ -345,9 +373,8 @@ RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& re
     const auto [src, dst] = requests[i];
     if (src == dst)
       continue;
-    const auto& table = next_hops_.at(dst);
     for (FabricVertex u = src; u != dst;) {
-      const Candidate& c = take_least_loaded(pool_[table.at(u)], u, dst);
+      const Candidate& c = take_least_loaded(pool_[*next_hops_.find(dst, u)], u, dst);
       out[i].push_back(c.hop);
       u = c.next;
     }

@@ -111,8 +111,23 @@ private:
   // in toward_ by (neighbour, vertex): a fat-tree's spines scan their links once per leaf or
   // NVSwitch, not once per GPU.
   std::vector<std::vector<Candidate>> pool_;
-  std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, size_t>> next_hops_;
-  std::unordered_map<FabricVertex, std::unordered_map<FabricVertex, size_t>> toward_;
+  // (vertex pair) -> index, open addressing: the walks look up one per hop, millions at 16k GPUs,
+  // where std::unordered_map's nodes cost a cache miss each.
+  class PairIndex {
+  public:
+    explicit PairIndex(size_t vertices) : vertices_(vertices) {}
+    const size_t* find(FabricVertex a, FabricVertex b) const;
+    void insert(FabricVertex a, FabricVertex b, size_t value);
+
+  private:
+    static constexpr uint64_t kEmpty = ~uint64_t(0);
+    size_t slot(uint64_t key) const;
+    size_t vertices_;
+    size_t size_ = 0;
+    std::vector<std::pair<uint64_t, size_t>> slots_;
+  };
+  PairIndex next_hops_; // (destination, vertex) -> list
+  PairIndex toward_;    // (neighbour searched from, vertex) -> list
   size_t list_at(FabricVertex u, FabricVertex dst, const CostView& cost);
   // u's candidates towards `dst`, whose costs are `cost` (final up to u's cost).
   std::vector<Candidate> next_hops(FabricVertex u, FabricVertex dst, const CostView& cost) const;

@@ -39,6 +39,15 @@ public:
       }
     for (auto& list : leaves_)
       std::sort(list.begin(), list.end());
+    // Out-edges as flat arrays (boost's order): the searches' inner loop, without an edge-index lookup.
+    for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
+      out_begin_.push_back(out_target_.size());
+      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e) {
+        out_target_.push_back(boost::target(*e, graph));
+        out_cost_.push_back(edge_cost_[topologies::edge_index(graph, *e)]);
+      }
+    }
+    out_begin_.push_back(out_target_.size());
   }
 
   long long from(long long rank, const std::vector<bool>& visited) {
@@ -64,11 +73,9 @@ public:
       }
       if (best >= 0)
         continue; // anything reached through u costs more than the best
-      for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
-        const topologies::FabricVertex w = boost::target(*e, graph_);
-        if (!is_leaf_gpu(w))
-          relax(w, c + edge_cost_[topologies::edge_index(graph_, *e)], queue);
-      }
+      for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
+        if (!is_leaf_gpu(out_target_[k]))
+          relax(out_target_[k], c + out_cost_[k], queue);
       auto& list = leaves_[u];
       size_t& next = cursor_[u];
       while (next < list.size() && visited[size_t(list[next].second)])
@@ -99,6 +106,9 @@ private:
   std::vector<long long> rank_of_;
   std::vector<double> cost_;
   std::vector<double> edge_cost_;
+  std::vector<size_t> out_begin_;
+  std::vector<topologies::FabricVertex> out_target_;
+  std::vector<double> out_cost_;
   std::vector<std::vector<std::pair<double, long long>>> leaves_; // per vertex: (link cost, rank)
   std::vector<size_t> cursor_;                                     // per vertex: first leaf maybe unvisited
   std::vector<topologies::FabricVertex> touched_;
