@@ -7,7 +7,10 @@ namespace memwall::sim {
 void CommActor::operator()() const {
   simgrid::s4u::Actor::self()->daemonize(); // ends with the GPU's compute actor
   while (true) {
-    queue_.queued->acquire();
+    if (queue_.requests.empty()) {
+      queue_.idle = true;
+      queue_.wake->acquire();
+    }
     const CommRequest r = queue_.requests.front();
     queue_.requests.pop_front();
     collectives_.run(rank_, r.step, r.part, r.fraction, r.sequence, true);

@@ -23,13 +23,22 @@ struct CommRequest {
 
 struct CommQueue {
   std::deque<CommRequest> requests;
-  simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
+  // The stream blocks on `wake` only when it has nothing queued, and a push releases it only then:
+  // a semaphore operation is a SimGrid call (a round trip through the scheduler), and a busy stream
+  // (the usual case: buckets come faster than the network drains them) needs none.
+  simgrid::s4u::SemaphorePtr wake = simgrid::s4u::Semaphore::create(0);
+  bool idle = false;
 
-  // Queues a collective; returns the semaphore its completion releases.
-  simgrid::s4u::SemaphorePtr push(CollectivePart part, double fraction, long long step, long long sequence) {
-    CommRequest r{part, fraction, step, sequence, simgrid::s4u::Semaphore::create(0)};
+  // Queues a collective; returns the semaphore its completion releases, or null when nobody will
+  // wait for this one (`awaited` false: a bucket before the last).
+  simgrid::s4u::SemaphorePtr push(CollectivePart part, double fraction, long long step, long long sequence,
+                                  bool awaited = true) {
+    CommRequest r{part, fraction, step, sequence, awaited ? simgrid::s4u::Semaphore::create(0) : nullptr};
     requests.push_back(r);
-    queued->release();
+    if (idle) {
+      idle = false;
+      wake->release();
+    }
     return r.done;
   }
 };

@@ -99,7 +99,7 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
       if (bucket >= scenario_.training.bucket_bytes) {
         run_phase_part({step, mb, layer}, work.bwd_gemm, handed, ready);
         flush();
-        stream_->push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer);
+        stream_->push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer, false);
         handed = ready;
       }
     }
@@ -108,7 +108,7 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
     pending = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (1.0 - handed);
     if (pending >= scenario_.training.bucket_bytes && layer > 0) { // layer 0's last tensor goes in the last bucket
       flush();
-      stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer);
+      stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer, false);
       pending = 0;
     }
   }
@@ -163,8 +163,8 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
     run_phase({step, mb, layer}, work_.layer(layer).bwd_gemm);
     run_phase({step, mb, layer}, work_.layer(layer).bwd_elementwise);
     flush();
-    gradients_done_ =
-        stream_->push(CollectivePart::ReduceScatter, layer_fraction(layer), step, sequence(2, layer));
+    gradients_done_ = stream_->push(CollectivePart::ReduceScatter, layer_fraction(layer), step,
+                                    sequence(2, layer), layer == 0); // the last one is waited for
   }
 }
 
