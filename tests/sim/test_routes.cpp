@@ -106,18 +106,23 @@ private:
   std::map<std::pair<size_t, bool>, long long> load_;
 };
 
+// A catalog fabric at its own size (dragonfly, torus) or `gpus`, kept alive in `graphs`: edge_index()
+// caches one graph's edge table by its address.
+const topologies::FabricGraph& catalog_graph(std::list<topologies::FabricGraph>& graphs, const std::string& name,
+                                             long long gpus) {
+  const topologies::FabricSpec spec = topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/" + name + ".yaml");
+  const long long n = name == "dragonfly-example" ? 72 : name == "tpu-v4-torus" ? 64 : gpus;
+  return graphs.emplace_back(topologies::build_fabric_graph(spec, n));
+}
+
 } // namespace
 
 TEST_CASE("routes equal the routing rule written plainly (Boost's Dijkstra), on every catalog fabric") {
-  std::list<topologies::FabricGraph> graphs; // alive: edge_index() caches one graph by address
+  std::list<topologies::FabricGraph> graphs;
   for (const char* name : {"dgx-h100-ndr", "fat-tree-4to1", "dragonfly-example", "tpu-v4-torus", "gb200-nvl72",
                            "seed-ib"}) {
-    const topologies::FabricSpec spec =
-        topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/" + name + ".yaml");
-    const std::string n = name;
-    const long long gpus = n == "dragonfly-example" ? 72 : n == "tpu-v4-torus" ? 64 : n == "gb200-nvl72" ? 72 : 128;
     INFO(name);
-    const topologies::FabricGraph& graph = graphs.emplace_back(topologies::build_fabric_graph(spec, gpus));
+    const topologies::FabricGraph& graph = catalog_graph(graphs, name, std::string(name) == "gb200-nvl72" ? 72 : 128);
     const std::vector<Request> reqs = requests(topologies::gpu_vertices(graph));
     ReferenceRoutes reference(graph);
     topologies::RouteFinder finder(graph);
@@ -130,16 +135,11 @@ TEST_CASE("routes equal the routing rule written plainly (Boost's Dijkstra), on 
 }
 
 TEST_CASE("batched routes equal routes requested one by one, on every catalog fabric") {
-  // Every graph stays alive: edge_index() caches one graph's edge table by its address.
   std::list<topologies::FabricGraph> graphs;
   for (const char* name : {"dgx-h100-ndr", "dgx-a100-hdr", "fat-tree-2to1", "fat-tree-4to1", "dragonfly-example",
                            "tpu-v4-torus", "gb200-nvl72", "seed-ib", "seed-nvlink"}) {
-    const topologies::FabricSpec spec =
-        topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/" + name + ".yaml");
-    const std::string n = name;
-    const long long gpus = n == "dragonfly-example" ? 72 : n == "tpu-v4-torus" ? 64 : n == "gb200-nvl72" ? 144 : 512;
     INFO(name);
-    const topologies::FabricGraph& graph = graphs.emplace_back(topologies::build_fabric_graph(spec, gpus));
+    const topologies::FabricGraph& graph = catalog_graph(graphs, name, std::string(name) == "gb200-nvl72" ? 144 : 512);
     const std::vector<Request> reqs = requests(topologies::gpu_vertices(graph));
     topologies::RouteFinder one_by_one(graph), batched(graph);
     std::vector<std::vector<topologies::RouteHop>> expected;
