@@ -7,6 +7,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -71,9 +72,18 @@ namespace {
 int payload = 0; // what every message carries: the data itself is not simulated, only its size
 
 sg4::Mailbox* inbox(long long rank, size_t round, long long step, long long sequence) {
-  // Step parity keeps a fast GPU's next-step messages apart from a slow one's current ones.
-  return sg4::Mailbox::by_name("ar-" + std::to_string(rank) + "-" + std::to_string(round) + "-" +
-                               std::to_string(step % 2) + "-" + std::to_string(sequence));
+  // Step parity keeps a fast GPU's next-step messages apart from a slow one's current ones. The name
+  // is written in place (two per GPU and round, millions at 16k GPUs), on this actor's own stack: the
+  // lookup is a SimGrid call that other actors may run before, so no buffer may be shared.
+  char name[4 * 24];
+  char* end = name;
+  *end++ = 'a';
+  *end++ = 'r';
+  for (const long long part : {rank, static_cast<long long>(round), step % 2, sequence}) {
+    *end++ = '-';
+    end = std::to_chars(end, name + sizeof name, part).ptr;
+  }
+  return sg4::Mailbox::by_name(std::string(name, end));
 }
 
 } // namespace
