@@ -221,9 +221,13 @@ bool RouteFinder::composed(FabricVertex dst) const {
   const size_t links = out_begin_[dst + 1] - out_begin_[dst];
   if (links == 0 || links > kMaxComposedLinks)
     return false;
-  for (size_t k = out_begin_[dst]; k < out_begin_[dst + 1]; ++k)
-    if (graph_[out_target_[k]].kind == NodeKind::Gpu)
+  // Through switches (or NICs) that join more than this GPU and one other vertex: a search from them
+  // serves several destinations. A GPU's own NIC between it and a leaf would not.
+  for (size_t k = out_begin_[dst]; k < out_begin_[dst + 1]; ++k) {
+    const FabricVertex via = out_target_[k];
+    if (graph_[via].kind == NodeKind::Gpu || out_begin_[via + 1] - out_begin_[via] < 3)
       return false;
+  }
   return true;
 }
 

@@ -134,6 +134,57 @@ TEST_CASE("routes equal the routing rule written plainly (Boost's Dijkstra), on 
   }
 }
 
+TEST_CASE("routes equal the plain rule on small hand-made graphs: GPUs linked directly, NICs, double links") {
+  using topologies::NodeKind;
+  std::list<topologies::FabricGraph> graphs;
+  auto gpu = [](topologies::FabricGraph& g, long long rank) {
+    return boost::add_vertex(topologies::FabricNode{std::to_string(rank) + "g", NodeKind::Gpu, rank, rank, 0}, g);
+  };
+  auto node = [](topologies::FabricGraph& g, const std::string& name, NodeKind kind) {
+    return boost::add_vertex(topologies::FabricNode{name, kind}, g);
+  };
+  auto link = [](topologies::FabricGraph& g, topologies::FabricVertex a, topologies::FabricVertex b, double gbs) {
+    boost::add_edge(a, b, topologies::FabricLink{std::to_string(boost::num_edges(g)) + "l", gbs * 1e9, 1e-6, 0, "graph"},
+                    g);
+  };
+  { // two GPUs and one link: both of degree 1
+    auto& g = graphs.emplace_back();
+    link(g, gpu(g, 0), gpu(g, 1), 50);
+  }
+  { // GPUs behind their own NICs on two switches joined twice, one GPU with two links to its NIC
+    auto& g = graphs.emplace_back();
+    const auto s0 = node(g, "s0", NodeKind::Switch), s1 = node(g, "s1", NodeKind::Switch);
+    link(g, s0, s1, 100);
+    link(g, s0, s1, 100);
+    for (long long r = 0; r < 6; ++r) {
+      const auto v = gpu(g, r), nic = node(g, std::to_string(r) + "nic", NodeKind::Nic);
+      link(g, v, nic, 400);
+      if (r == 2)
+        link(g, v, nic, 400);
+      link(g, nic, r < 3 ? s0 : s1, 50);
+    }
+  }
+  { // GPUs on a star whose hub also joins a second star through two links of unequal speed
+    auto& g = graphs.emplace_back();
+    const auto a = node(g, "a", NodeKind::Switch), b = node(g, "b", NodeKind::Switch);
+    link(g, a, b, 25);
+    link(g, a, b, 50);
+    for (long long r = 0; r < 8; ++r)
+      link(g, gpu(g, r), r % 2 ? a : b, 25);
+  }
+  for (const auto& graph : graphs) {
+    topologies::validate_fabric_graph(graph);
+    const std::vector<Request> reqs = requests(topologies::gpu_vertices(graph));
+    ReferenceRoutes reference(graph);
+    topologies::RouteFinder finder(graph);
+    const auto got = finder.routes(reqs);
+    size_t differ = 0;
+    for (size_t i = 0; i < reqs.size(); ++i)
+      differ += !same(got[i], reference.route(reqs[i].first, reqs[i].second));
+    CHECK(differ == 0);
+  }
+}
+
 TEST_CASE("batched routes equal routes requested one by one, on every catalog fabric") {
   std::list<topologies::FabricGraph> graphs;
   for (const char* name : {"dgx-h100-ndr", "dgx-a100-hdr", "fat-tree-2to1", "fat-tree-4to1", "dragonfly-example",
