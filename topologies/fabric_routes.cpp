@@ -100,10 +100,8 @@ void RouteFinder::add_load(const std::vector<RouteHop>& route) {
 RouteFinder::Search& RouteFinder::search_to(FabricVertex dst) {
   if (auto it = cached_.find(dst); it != cached_.end())
     return searches_[it->second];
-  if (searches_used_ == kMaxCachedDestinations) { // bound memory: N x V doubles would not fit at 16k GPUs
-    cached_.clear();
-    searches_used_ = 0;
-  }
+  if (searches_used_ == kMaxCachedDestinations) // bound memory: N x V doubles would not fit at 16k GPUs
+    forget_searches();
   if (searches_used_ == searches_.size())
     searches_.push_back({std::vector<double>(boost::num_vertices(graph_), kUnreachable), {}, {}});
   Search& s = searches_[searches_used_];
@@ -166,17 +164,21 @@ void RouteFinder::settle(Search& s, FabricVertex dst, const double& radius) {
   }
 }
 
+void RouteFinder::fill_pendant(Search& s, FabricVertex v) {
+  const FabricVertex via = out_target_[out_begin_[v]];
+  if (s.cost[v] == kUnreachable && s.cost[via] != kUnreachable)
+    set_cost(s, v, s.cost[via] + out_cost_[pendant_pos_[v]]);
+}
+
 const std::vector<double>& RouteFinder::settle_for(Search& s, FabricVertex dst, FabricVertex src) {
   if (!pendant_[src] || src == dst) {
     settle(s, dst, s.cost[src]); // the radius is re-read at every bucket: it shrinks as src's cost is found
     return s.cost;
   }
   // A pendant source: its neighbour's cost, plus its link (what relaxing it would have given).
-  const size_t k = pendant_pos_[src];
   const FabricVertex via = out_target_[out_begin_[src]];
   settle(s, dst, s.cost[via]);
-  if (s.cost[src] == kUnreachable && s.cost[via] != kUnreachable)
-    set_cost(s, src, s.cost[via] + out_cost_[k]);
+  fill_pendant(s, src);
   return s.cost;
 }
 
@@ -184,11 +186,8 @@ const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
   Search& s = search_to(dst);
   settle(s, dst, kUnreachable);
   for (FabricVertex v = 0; v < s.cost.size(); ++v)
-    if (pendant_[v] && s.cost[v] == kUnreachable) {
-      const FabricVertex via = out_target_[out_begin_[v]];
-      if (s.cost[via] != kUnreachable)
-        set_cost(s, v, s.cost[via] + out_cost_[pendant_pos_[v]]);
-    }
+    if (pendant_[v])
+      fill_pendant(s, v);
   return s.cost;
 }
 
@@ -240,10 +239,8 @@ RouteFinder::CostView RouteFinder::view_to(FabricVertex dst, FabricVertex src) {
   // Each neighbour's search settled up to src: for every vertex at most as far from dst as src, the
   // neighbour it is reached through is then final, and the others can only be dearer.
   const size_t links = out_begin_[dst + 1] - out_begin_[dst];
-  if (searches_used_ + links > kMaxCachedDestinations) { // all of them cached at once
-    cached_.clear();
-    searches_used_ = 0;
-  }
+  if (searches_used_ + links > kMaxCachedDestinations) // all of them cached at once
+    forget_searches();
   std::vector<size_t> slots;
   for (size_t k = out_begin_[dst]; k < out_begin_[dst + 1]; ++k) {
     const FabricVertex via = out_target_[k];

@@ -93,6 +93,12 @@ private:
   std::unordered_map<FabricVertex, size_t> cached_;
   std::vector<Search> searches_;
   size_t searches_used_ = 0;
+  void forget_searches() { // their slots are reused, from the first
+    cached_.clear();
+    searches_used_ = 0;
+  }
+  // A pendant's cost: its neighbour's plus its link, once the neighbour's is known.
+  void fill_pendant(Search& s, FabricVertex v);
   void set_cost(Search& s, FabricVertex v, double cost) {
     if (s.cost[v] == std::numeric_limits<double>::infinity())
       s.touched.push_back(v);
