@@ -39,13 +39,16 @@ public:
       }
     for (auto& list : leaves_)
       std::sort(list.begin(), list.end());
-    // Out-edges as flat arrays (boost's order): the searches' inner loop, without an edge-index lookup.
+    // Out-edges to vertices other than leaf GPUs (those are in leaves_) as flat arrays, in boost's
+    // order: the searches' inner loop, without an edge-index lookup, and a star's switch does not scan
+    // its N leaves at every step.
     for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
       out_begin_.push_back(out_target_.size());
-      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e) {
-        out_target_.push_back(boost::target(*e, graph));
-        out_cost_.push_back(edge_cost_[topologies::edge_index(graph, *e)]);
-      }
+      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e)
+        if (!is_leaf_gpu(boost::target(*e, graph))) {
+          out_target_.push_back(boost::target(*e, graph));
+          out_cost_.push_back(edge_cost_[topologies::edge_index(graph, *e)]);
+        }
     }
     out_begin_.push_back(out_target_.size());
   }
@@ -74,8 +77,7 @@ public:
       if (best >= 0)
         continue; // anything reached through u costs more than the best
       for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
-        if (!is_leaf_gpu(out_target_[k]))
-          relax(out_target_[k], c + out_cost_[k], queue);
+        relax(out_target_[k], c + out_cost_[k], queue);
       auto& list = leaves_[u];
       size_t& next = cursor_[u];
       while (next < list.size() && visited[size_t(list[next].second)])

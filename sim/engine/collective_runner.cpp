@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <map>
 
 namespace memwall::sim {
@@ -18,14 +20,19 @@ namespace memwall::sim {
 namespace sg4 = simgrid::s4u;
 
 CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform,
-                                   RunRecorder& recorder, double message_latency_s, FaultLog* faults)
+                                   RunRecorder& recorder, double message_latency_s, FaultLog* faults,
+                                   std::vector<bool> private_rounds)
     : algorithm_(schedule.algorithm), platform_(platform), recorder_(recorder), faults_(faults) {
   const size_t n = platform.gpus.size();
   const size_t rounds = schedule.rounds.size();
   const size_t epochs = platform.epoch_gpus.size();
+  collectives_run_.assign(n, 0);
+  if (epochs == 1 && std::find(private_rounds.begin(), private_rounds.end(), true) != private_rounds.end())
+    private_ = std::make_unique<PrivateRounds>(n, std::move(private_rounds));
   rounds_.assign(epochs, std::vector<std::vector<RankRound>>(n, std::vector<RankRound>(rounds)));
   for (size_t e = 0; e < epochs; ++e) {
     const std::vector<sg4::Host*>& hosts = platform.epoch_gpus[e];
+    // Per pair: its route's summary, and its links (the first epoch's routes are data in the platform).
     std::map<std::pair<long long, long long>, Send> route_cache;
     for (size_t k = 0; k < rounds; ++k) {
       const collectives::Round& round = schedule.rounds[k];
@@ -35,13 +42,23 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
         if (fresh) {
           std::vector<sg4::Link*> links;
           route.latency_s = 0;
-          hosts[size_t(f.src)]->route_to(hosts[size_t(f.dst)], links, &route.latency_s);
+          if (e == 0 && platform.routes.count({f.src, f.dst})) {
+            const PairRoute& known = platform.routes.at({f.src, f.dst});
+            links = known.links;
+            route.latency_s = known.latency_s;
+          } else {
+            hosts[size_t(f.src)]->route_to(hosts[size_t(f.dst)], links, &route.latency_s);
+          }
           double pj_per_bit = 0;
+          route.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
           for (const sg4::Link* link : links) {
             double link_pj = 0;
             if (auto p = platform.pj_per_bit.find(link->get_name()); p != platform.pj_per_bit.end())
               link_pj = p->second;
             pj_per_bit += link_pj;
+            route.bandwidth_bytes_per_s = std::min(route.bandwidth_bytes_per_s, link->get_bandwidth());
+            if (!recorder.tracing())
+              continue; // link names serve the trace only
             route.links.push_back(link->get_name());
             recorder.register_link(
                 link->get_name(),
@@ -62,9 +79,19 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
                                                (1.0 + round.extra_latency_steps) * message_latency_s);
         rounds_[e][size_t(f.dst)][k].receives += 1;
         rounds_[e][size_t(f.dst)][k].receive_bytes += f.bytes;
+        if (private_ && private_->is_private(k))
+          private_->add_message(f.src, f.dst, k, f.bytes, send.latency_s, send.bandwidth_bytes_per_s,
+                                send.j_per_byte);
       }
     }
   }
+  if (!private_)
+    return;
+  for (size_t rank = 0; rank < n; ++rank)
+    for (size_t k = 0; k < rounds; ++k)
+      private_->set_round(static_cast<long long>(rank), k, rounds_[0][rank][k].receive_bytes,
+                          rounds_[0][rank][k].extra_latency_s);
+  private_->finish();
 }
 
 namespace {
@@ -212,48 +239,64 @@ trace::TracePhase trace_kind(CollectivePart part) {
   }
 }
 
+void CollectiveRunner::simulate_round(long long rank, long long step, size_t k, double scale, long long sequence,
+                                      double& sent, double& network_j, long long& activities) const {
+  const auto r = static_cast<size_t>(rank);
+  const size_t epoch = enter_current_epoch(rank);
+  const RankRound& round = rounds_[epoch][r][k];
+  const double t_round = sg4::Engine::get_clock();
+  PostedRound posted;
+  posted.sends = round.sends.size();
+  for (const Send& s : round.sends) {
+    posted.comms.push_back(
+        inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
+    in_flight_.insert(posted.comms.back().get());
+    posted.parts.push_back({{s.bytes * scale, t_round, t_round, epoch}});
+  }
+  posted.slots.assign(size_t(round.receives), nullptr);
+  for (int i = 0; i < round.receives; ++i)
+    posted.comms.push_back(inbox(rank, k, step, sequence)->get_async<int>(&posted.slots[size_t(i)]));
+  wait_round(posted, rank, step, k, epoch, sequence, activities);
+  for (size_t i = 0; i < posted.sends; ++i)
+    for (const PostedRound::Part& p : posted.parts[i]) {
+      const Send& s = rounds_[p.epoch][r][k].sends[i];
+      sent += p.bytes;
+      network_j += p.bytes * s.j_per_byte;
+      if (recorder_.tracing())
+        recorder_.record_message({int32_t(rank), int32_t(s.dst), p.bytes, p.t_start_s, p.t_end_s, step}, s.links);
+    }
+  activities += static_cast<long long>(posted.comms.size());
+  const double extra_latency_s = rounds_[platform_.epoch_at(sg4::Engine::get_clock())][r][k].extra_latency_s;
+  if (extra_latency_s > 0) {
+    sg4::this_actor::sleep_for(extra_latency_s);
+    activities += 1;
+  }
+}
+
 void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale, long long sequence,
                            bool overlapped) const {
   const auto r = static_cast<size_t>(rank);
   const size_t total_rounds = rounds_[0][r].size();
   const size_t first = part == CollectivePart::AllGather ? total_rounds / 2 : 0;
   const size_t last = part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
+  const long long ordinal = collectives_run_[r]++;
   const double t_start = sg4::Engine::get_clock();
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
-  for (size_t k = first; k < last; ++k) {
-    const size_t epoch = enter_current_epoch(rank);
-    const RankRound& round = rounds_[epoch][r][k];
-    const double t_round = sg4::Engine::get_clock();
-    PostedRound posted;
-    posted.sends = round.sends.size();
-    for (const Send& s : round.sends) {
-      posted.comms.push_back(
-          inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
-      in_flight_.insert(posted.comms.back().get());
-      posted.parts.push_back({{s.bytes * scale, t_round, t_round, epoch}});
+  for (size_t k = first; k < last;) {
+    if (!private_ || !private_->is_private(k)) {
+      simulate_round(rank, step, k, scale, sequence, sent, network_j, activities);
+      received_bytes += rounds_[0][r][k].receive_bytes * scale;
+      ++k;
+      continue;
     }
-    posted.slots.assign(size_t(round.receives), nullptr);
-    for (int i = 0; i < round.receives; ++i)
-      posted.comms.push_back(inbox(rank, k, step, sequence)->get_async<int>(&posted.slots[size_t(i)]));
-    wait_round(posted, rank, step, k, epoch, sequence, activities);
-    for (size_t i = 0; i < posted.sends; ++i)
-      for (const PostedRound::Part& p : posted.parts[i]) {
-        const Send& s = rounds_[p.epoch][r][k].sends[i];
-        sent += p.bytes;
-        network_j += p.bytes * s.j_per_byte;
-        if (recorder_.tracing())
-          recorder_.record_message({int32_t(rank), int32_t(s.dst), p.bytes, p.t_start_s, p.t_end_s, step},
-                                   s.links);
-      }
-    received_bytes += round.receive_bytes * scale;
-    activities += static_cast<long long>(posted.comms.size());
-    const double extra_latency_s =
-        rounds_[platform_.epoch_at(sg4::Engine::get_clock())][r][k].extra_latency_s;
-    if (extra_latency_s > 0) {
-      sg4::this_actor::sleep_for(extra_latency_s);
-      activities += 1;
-    }
+    // A run of private rounds: timed at once, then counted as its messages would have been.
+    size_t end = k + 1;
+    while (end < last && private_->is_private(end))
+      ++end;
+    private_->run(rank, ordinal, k, end, scale);
+    private_->tally(rank, k, end, scale, sent, received_bytes, network_j, activities);
+    k = end;
   }
   recorder_.record_collective(rank, step, trace_kind(part), overlapped, t_start, sg4::Engine::get_clock(), sent,
                               received_bytes, network_j, activities);

@@ -8,10 +8,12 @@
 #include "collectives/schedule.hpp"
 #include "sim/engine/link_events.hpp"
 #include "sim/engine/platform_builder.hpp"
+#include "sim/engine/private_rounds.hpp"
 #include "sim/engine/run_recorder.hpp"
 
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,8 +30,11 @@ class CollectiveRunner {
 public:
   // `message_latency_s`: software latency of every message of every algorithm step.
   // `faults`: where a message that loses its path (a link went down) reports the stall.
+  // `private_rounds`: per round, whether it is timed without SimGrid messages (private_rounds.hpp;
+  // only where the links never change and nothing else crosses the fabric); empty: none is.
   CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder,
-                   double message_latency_s = 0, FaultLog* faults = nullptr);
+                   double message_latency_s = 0, FaultLog* faults = nullptr,
+                   std::vector<bool> private_rounds = {});
 
   // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
   // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step
@@ -38,6 +43,8 @@ public:
   void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce,
            double scale = 1.0, long long sequence = 0, bool overlapped = false) const;
   const std::string& algorithm() const { return algorithm_; }
+  // How many of the schedule's rounds are timed without SimGrid messages.
+  size_t private_rounds() const { return private_ ? private_->private_count() : 0; }
   // Called just before a link goes down: notes the bytes each message in flight has left, which
   // a message that then fails resends over its new route.
   void note_link_down() const;
@@ -49,6 +56,9 @@ private:
   void forget(const simgrid::s4u::CommPtr& send) const;
   struct PostedRound;
   // Waits for a round's sends and receives; resends and receives again what a link failure broke.
+  // Round `k` of GPU `rank` through SimGrid messages (every message one SimGrid communication).
+  void simulate_round(long long rank, long long step, size_t k, double scale, long long sequence, double& sent,
+                      double& network_j, long long& activities) const;
   void wait_round(PostedRound& posted, long long rank, long long step, size_t round, size_t epoch,
                   long long sequence, long long& activities) const;
   struct Send {
@@ -56,7 +66,8 @@ private:
     double bytes;
     double latency_s;
     double j_per_byte;
-    std::vector<std::string> links;
+    double bandwidth_bytes_per_s; // of its slowest link
+    std::vector<std::string> links; // names, when tracing
   };
   struct RankRound {
     std::vector<Send> sends;
@@ -66,6 +77,8 @@ private:
   };
   std::string algorithm_;
   std::vector<std::vector<std::vector<RankRound>>> rounds_; // [epoch][rank][round]
+  std::unique_ptr<PrivateRounds> private_;                 // null when every round is simulated
+  mutable std::vector<long long> collectives_run_;         // per GPU: its collectives so far
   const Platform& platform_;
   RunRecorder& recorder_;
   FaultLog* faults_;

@@ -45,12 +45,44 @@ bool is_star(const FabricGraph& graph) {
 // a copy of the fabric (a full zone's routing table grows with the square of its hosts).
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
-                               const std::vector<std::pair<long long, long long>>& pairs) {
+                               const std::vector<std::pair<long long, long long>>& pairs, const RouteNeeds& needs) {
   Platform platform;
   platform.epoch_start_s = start_s;
-  auto* zone = sg4::create_full_zone("fabric");
+  // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
+  std::set<std::pair<long long, long long>> seen;
+  std::vector<std::pair<size_t, size_t>> unique;
+  for (const auto& pair : pairs)
+    if (pair.first != pair.second && seen.insert(pair).second)
+      unique.emplace_back(size_t(pair.first), size_t(pair.second));
   const auto gpu_nodes = topologies::gpu_vertices(*graphs.front());
   const size_t n = gpu_nodes.size();
+  // The first epoch's routes, before any SimGrid object: which of them SimGrid will carry decides
+  // the zone (a full zone keeps a table of (hosts)^2 routes, 512 MiB at 8,192 GPUs, even empty).
+  std::vector<std::vector<topologies::RouteHop>> first_routes;
+  {
+    std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
+    for (const auto& [src, dst] : unique)
+      requests.emplace_back(gpu_nodes[src], gpu_nodes[dst]);
+    topologies::RouteFinder finder(*graphs.front());
+    first_routes = finder.routes(requests);
+  }
+  std::vector<bool> carried(unique.size(), true); // by SimGrid
+  if (needs && graphs.size() == 1) {
+    collectives::RouteLinks ids;
+    for (size_t i = 0; i < unique.size(); ++i) {
+      std::vector<uint64_t>& route = ids[{static_cast<long long>(unique[i].first),
+                                          static_cast<long long>(unique[i].second)}];
+      for (const auto& hop : first_routes[i])
+        route.push_back(2 * hop.index + hop.forward);
+    }
+    std::set<std::pair<long long, long long>> wanted;
+    for (const auto& pair : needs(ids))
+      wanted.insert(pair);
+    for (size_t i = 0; i < unique.size(); ++i)
+      carried[i] = wanted.count({static_cast<long long>(unique[i].first), static_cast<long long>(unique[i].second)});
+  }
+  const bool any_carried = std::find(carried.begin(), carried.end(), true) != carried.end();
+  auto* zone = any_carried || graphs.size() > 1 ? sg4::create_full_zone("fabric") : sg4::create_empty_zone("fabric");
   // versions[rank]: (first epoch, host) of each of the GPU's hosts, oldest first.
   std::vector<std::vector<std::pair<size_t, sg4::Host*>>> versions(n);
   auto new_host = [&](size_t rank, size_t epoch) {
@@ -60,27 +92,28 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   };
   for (size_t rank = 0; rank < n; ++rank)
     new_host(rank, 0);
-  std::unordered_map<std::string, sg4::Link*> links; // later graphs lack some of the first's edges
+  std::unordered_map<std::string, sg4::SplitDuplexLink*> links; // later graphs lack some of the first's edges
   for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e) {
     const topologies::FabricLink& spec = (*graphs.front())[*e];
-    links[spec.name] =
-        zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
+    sg4::SplitDuplexLink* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s);
+    link->set_latency(spec.latency_s)->seal();
+    links[spec.name] = link;
     note_link(platform, spec);
   }
-  // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
-  std::set<std::pair<long long, long long>> seen;
-  std::vector<std::pair<size_t, size_t>> unique;
-  for (const auto& pair : pairs)
-    if (pair.first != pair.second && seen.insert(pair).second)
-      unique.emplace_back(size_t(pair.first), size_t(pair.second));
   // Each pair's newest route, as (link name, traversed UP) hops.
   std::vector<std::vector<std::pair<std::string, bool>>> route_links(unique.size());
   // One graph at a time, as RouteFinder's edge index caches one graph.
   for (size_t m = 0; m < graphs.size(); ++m) {
     const FabricGraph& graph = *graphs[m];
     std::vector<bool> moved(n, m == 0), cut(unique.size(), m == 0);
-    topologies::RouteFinder routes(graph);
-    if (m > 0) {
+    std::vector<size_t> rerouted;
+    std::vector<std::vector<topologies::RouteHop>> new_routes;
+    if (m == 0) {
+      for (size_t i = 0; i < unique.size(); ++i)
+        rerouted.push_back(i);
+      new_routes = std::move(first_routes);
+    } else {
+      topologies::RouteFinder routes(graph);
       std::unordered_map<std::string, boost::graph_traits<FabricGraph>::edge_descriptor> present;
       for (auto [e, end] = boost::edges(graph); e != end; ++e)
         present.emplace(graph[*e].name, *e);
@@ -102,17 +135,16 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
             hops.push_back({present.at(name), up});
           routes.add_load(hops);
         }
+      const auto gpus = topologies::gpu_vertices(graph);
+      // New routes around the links down, in one batch (one search per destination), in pair order.
+      std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
+      for (size_t i = 0; i < unique.size(); ++i)
+        if (cut[i] && (moved[unique[i].first] || moved[unique[i].second])) {
+          rerouted.push_back(i);
+          requests.emplace_back(gpus[unique[i].first], gpus[unique[i].second]);
+        }
+      new_routes = routes.routes(requests);
     }
-    const auto gpus = topologies::gpu_vertices(graph);
-    // New routes around the links down, in one batch (one search per destination), in pair order.
-    std::vector<size_t> rerouted;
-    std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
-    for (size_t i = 0; i < unique.size(); ++i)
-      if (cut[i] && (moved[unique[i].first] || moved[unique[i].second])) {
-        rerouted.push_back(i);
-        requests.emplace_back(gpus[unique[i].first], gpus[unique[i].second]);
-      }
-    const auto new_routes = routes.routes(requests);
     for (size_t k = 0; k < rerouted.size(); ++k) {
       route_links[rerouted[k]].clear();
       for (const auto& hop : new_routes[k])
@@ -127,6 +159,16 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
       for (const auto& [name, up] : route_links[i])
         route.emplace_back(links.at(name),
                            up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      if (m == 0) {
+        PairRoute& data = platform.routes[{src, dst}];
+        for (const auto& [name, up] : route_links[i]) {
+          sg4::Link* link = up ? links.at(name)->get_link_up() : links.at(name)->get_link_down();
+          data.links.push_back(link);
+          data.latency_s += link->get_latency();
+        }
+        if (!carried[i])
+          continue; // timed without SimGrid messages
+      }
       // A message starts when its later side posts it: hosts of epochs e and f take the route of
       // max(e, f), here every pair of hosts that includes one new in this epoch.
       for (const auto& [e, from] : versions[src])
@@ -156,7 +198,7 @@ size_t Platform::epoch_at(double t_s) const {
 Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<FabricGraph>& later_graphs,
-                        const std::vector<double>& later_start_s) {
+                        const std::vector<double>& later_start_s, const RouteNeeds& needs) {
   if (!is_star(graph)) {
     std::vector<const FabricGraph*> graphs{&graph};
     std::vector<double> start_s{0.0};
@@ -164,24 +206,43 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
       graphs.push_back(&later_graphs[i]);
       start_s.push_back(later_start_s.at(i));
     }
-    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs);
+    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs, needs);
   }
   Platform platform;
   const auto gpus = topologies::gpu_vertices(graph);
   auto* zone = sg4::create_star_zone("fabric");
+  std::vector<std::pair<sg4::Link*, sg4::Link*>> up_down; // by rank
+  std::vector<uint64_t> edge_ids;                          // by rank: its link's edge index
   for (auto v : gpus) {
     sg4::Host* host =
         zone->create_host(graph[v].name, gpu_flops_per_s.at(static_cast<size_t>(graph[v].gpu_rank)))->seal();
     const auto edge = *boost::out_edges(v, graph).first;
     const topologies::FabricLink& spec = graph[edge];
-    sg4::Link* link =
-        zone->create_split_duplex_link(spec.name, spec.bytes_per_s)->set_latency(spec.latency_s)->seal();
+    sg4::SplitDuplexLink* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s);
+    link->set_latency(spec.latency_s)->seal();
     // UP carries what the GPU sends, DOWN what it receives: full duplex.
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
     note_link(platform, spec);
     platform.gpus.push_back(host);
+    up_down.emplace_back(link->get_link_up(), link->get_link_down());
+    edge_ids.push_back(topologies::edge_index(graph, edge));
   }
+  // A star's route: the sender's UP, the receiver's DOWN (SimGrid's star zone, implicit).
+  collectives::RouteLinks ids;
+  for (const auto& [src, dst] : pairs)
+    if (src != dst) {
+      PairRoute& data = platform.routes[{src, dst}];
+      if (!data.links.empty())
+        continue;
+      data.links = {up_down[size_t(src)].first, up_down[size_t(dst)].second};
+      data.latency_s = 0.0;
+      for (const sg4::Link* link : data.links)
+        data.latency_s += link->get_latency();
+      ids[{src, dst}] = {2 * edge_ids[size_t(src)] + 1, 2 * edge_ids[size_t(dst)]};
+    }
+  if (needs)
+    needs(ids); // a star zone's routes cost nothing: SimGrid has them all
   platform.epoch_gpus = {platform.gpus};
   platform.epoch_start_s = {0.0};
   zone->seal();

@@ -2,16 +2,28 @@
 // full-duplex (split-duplex) links. Star fabrics use SimGrid's star zone.
 #pragma once
 
+#include "collectives/link_privacy.hpp"
 #include "topologies/fabric_graph.hpp"
 
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 
+#include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace memwall::sim {
+
+// A route as data: its directional links in order and its latency, summed in that order as SimGrid's
+// route_to sums it.
+struct PairRoute {
+  std::vector<simgrid::s4u::Link*> links;
+  double latency_s = 0;
+};
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus; // in rank order (names sort the same way)
@@ -24,6 +36,8 @@ struct Platform {
   size_t epoch_at(double t_s) const;                       // the epoch in force at t_s
   std::unordered_map<std::string, double> pj_per_bit;      // by SimGrid link name (both directions)
   std::unordered_map<std::string, std::string> link_class; // by SimGrid link name
+  // The first epoch's route between every pair of ranks asked for, read without asking SimGrid.
+  std::map<std::pair<long long, long long>, PairRoute> routes;
 };
 
 // `pairs`: the (src, dst) ranks that will communicate. A star becomes SimGrid's star zone (every
@@ -32,9 +46,17 @@ struct Platform {
 // `gpu_flops_per_s`: each GPU's host speed, by rank (peak x its straggler factor).
 // `later_graphs`: the fabric after each mid-run link failure (subgraphs of `graph`, starting at
 // `later_start_s`), each given its own route epoch; ignored for a star (it has no second path).
+// Given the first epoch's routes (as link numbers) before any SimGrid object exists, returns the
+// pairs that SimGrid must carry messages between (a simulation that times the others itself,
+// sim/engine/private_rounds.hpp). Without later graphs, only those get a SimGrid route, and none at
+// all means no routing table: a full zone keeps (hosts)^2 entries even empty (512 MiB at 8,192 GPUs).
+using RouteNeeds =
+    std::function<std::vector<std::pair<long long, long long>>(const collectives::RouteLinks& routes)>;
+
+// `needs`: see RouteNeeds; without it SimGrid carries every pair.
 Platform build_platform(const topologies::FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<topologies::FabricGraph>& later_graphs = {},
-                        const std::vector<double>& later_start_s = {});
+                        const std::vector<double>& later_start_s = {}, const RouteNeeds& needs = nullptr);
 
 } // namespace memwall::sim

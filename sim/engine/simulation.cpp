@@ -5,6 +5,7 @@
 #include "sim/engine/link_events.hpp"
 #include "parallel/stage_setup.hpp"
 #include "sim/engine/platform_builder.hpp"
+#include "sim/engine/private_rounds.hpp"
 #include "topologies/fabric_loader.hpp"
 #include "sim/output/trace_export.hpp"
 
@@ -191,13 +192,28 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
   const LaterFabrics later = fabrics_after_failures(s, graph);
-  const Platform platform = build_platform(graph, speeds, pairs, later.graphs, later.start_s);
+  // Rounds whose messages can never share a link are timed without SimGrid messages (issue 17), where
+  // the links never change and the trace does not list every message.
+  std::vector<bool> private_rounds;
+  RouteNeeds needs = [&](const collectives::RouteLinks& routes) {
+    private_rounds = collectives::private_rounds(choice.schedule, routes);
+    std::vector<std::pair<long long, long long>> carried;
+    for (size_t k = 0; k < choice.schedule.rounds.size(); ++k)
+      if (!private_rounds[k])
+        for (const auto& f : choice.schedule.rounds[k].flows)
+          carried.emplace_back(f.src, f.dst);
+    return carried;
+  };
+  if (!s.link_events.empty() || output.tracing() || simulate_every_message())
+    needs = nullptr;
+  const Platform platform = build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs);
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
   FaultLog faults;
-  const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults);
+  const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults,
+                                   private_rounds);
   if (!s.link_events.empty())
     sg4::Actor::create("link-events", platform.gpus.front(),
                        LinkEventActor(s, faults, [&allreduce] { allreduce.note_link_down(); }));

@@ -1,0 +1,156 @@
+// Private rounds (speed, issue 17): rounds whose messages can never share a link are timed without
+// SimGrid messages. Two checks: the rule that finds them, on hand-made routes whose answer follows
+// from the definition; and whole runs, timed that way against the reference that sends every message
+// through SimGrid (MEMWALL_SIMULATE_MESSAGES=1), which must agree on every number they print.
+#include "collectives/link_privacy.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/scenario_text.hpp"
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <string>
+
+using namespace memwall;
+using collectives::Flow;
+using collectives::Round;
+using collectives::RouteLinks;
+using collectives::Schedule;
+
+namespace {
+
+Schedule schedule_of(const std::vector<std::vector<Flow>>& rounds) {
+  Schedule s;
+  for (const auto& flows : rounds)
+    s.rounds.push_back(Round{"r", flows, 0});
+  return s;
+}
+
+// Every (src, dst) between n GPUs on a star: GPU g sends over link 2g + 1 and receives over 2g.
+RouteLinks star_routes(long long n) {
+  RouteLinks routes;
+  for (long long a = 0; a < n; ++a)
+    for (long long b = 0; b < n; ++b)
+      if (a != b)
+        routes[{a, b}] = {uint64_t(2 * a + 1), uint64_t(2 * b)};
+  return routes;
+}
+
+} // namespace
+
+TEST_CASE("private rounds: a ring on a star never shares a link") {
+  // Round 0: g -> g + 1; round 1: the same again. Each up link carries its GPU's one send per round.
+  std::vector<Flow> ring;
+  for (long long g = 0; g < 4; ++g)
+    ring.push_back({g, (g + 1) % 4, 1.0});
+  const auto result = collectives::private_rounds(schedule_of({ring, ring}), star_routes(4));
+  CHECK(result == std::vector<bool>{true, true});
+}
+
+TEST_CASE("private rounds: two messages of one round into one GPU share its down link") {
+  // A tree's reduce: 1 -> 0 and 2 -> 0 at once cross link 0 together; then 0 -> 1 and 0 -> 2 (the
+  // broadcast) share 0's up link (link 1) in one round as well.
+  const Schedule s = schedule_of({{{1, 0, 1.0}, {2, 0, 1.0}}, {{0, 1, 1.0}, {0, 2, 1.0}}, {{1, 2, 1.0}}});
+  const auto result = collectives::private_rounds(s, star_routes(3));
+  CHECK(result == std::vector<bool>{false, false, true});
+}
+
+TEST_CASE("private rounds: a link crossed by different senders and receivers in different rounds is shared") {
+  // Two servers joined by one link (id 100 one way, 101 back): round 0 stays inside the servers,
+  // round 1 sends 0 -> 2, round 2 sends 1 -> 3 over the same inter-server link: GPUs in different
+  // rounds may be on it at once (a fast GPU a round ahead), so rounds 1 and 2 are not private.
+  RouteLinks routes;
+  routes[{0, 1}] = {1, 2};
+  routes[{2, 3}] = {5, 6};
+  routes[{0, 2}] = {1, 100, 4};
+  routes[{1, 3}] = {3, 100, 6};
+  const Schedule s = schedule_of({{{0, 1, 1.0}, {2, 3, 1.0}}, {{0, 2, 1.0}}, {{1, 3, 1.0}}});
+  CHECK(collectives::private_rounds(s, routes) == std::vector<bool>{true, false, false});
+  // The same inter-server link used by one sender in both rounds stays private to it.
+  routes[{0, 3}] = {1, 100, 6};
+  const Schedule one_sender = schedule_of({{{0, 1, 1.0}, {2, 3, 1.0}}, {{0, 2, 1.0}}, {{0, 3, 1.0}}});
+  CHECK(collectives::private_rounds(one_sender, routes) == std::vector<bool>{true, true, true});
+}
+
+namespace {
+
+// Every number of the run's JSON record, with rounds timed directly and with every message simulated.
+void check_same_run(const std::string& yaml) {
+  const sim::Scenario s = test::scenario_from_text(yaml, "private-rounds.yaml");
+  ::unsetenv("MEMWALL_SIMULATE_MESSAGES");
+  nlohmann::json timed = sim::run_isolated(s);
+  ::setenv("MEMWALL_SIMULATE_MESSAGES", "1", 1);
+  nlohmann::json simulated = sim::run_isolated(s);
+  ::unsetenv("MEMWALL_SIMULATE_MESSAGES");
+  for (auto* record : {&timed, &simulated})
+    for (const char* key : {"sim_wall_s", "activities_per_s"})
+      record->erase(key);
+  REQUIRE(simulated.contains("step_time_s"));
+  CHECK(timed.dump() == simulated.dump());
+}
+
+const std::string kModel = R"(gpu: H100-SXM
+model: {hidden: 1024, layers: 4, seq_len: 1024, vocab: 32000}
+batch: {tokens_per_microbatch: 2048, microbatches: 2}
+allow_oom: true
+)";
+
+} // namespace
+
+TEST_CASE("private rounds: runs on a star equal the message-by-message runs") {
+  SECTION("ring, DDP buckets overlapped, stragglers (GPUs arrive at their rounds at different times)") {
+    check_same_run(kModel + R"(training: {overlap: bucketed, bucket: 4MB}
+cluster:
+  gpus: 8
+  collective: ring
+  fabric: {kind: star, bandwidth: 25GB/s, latency: 3us}
+  stragglers: [{gpu: 3, speed: 0.7}, {gpu: 6, speed: 0.9}]
+)");
+  }
+  SECTION("halving-doubling with per-message software latency (each round's extra latency)") {
+    check_same_run(kModel + R"(cluster:
+  gpus: 16
+  collective: halving-doubling
+  fabric: {kind: star, bandwidth: 50GB/s, latency: 2us, message_latency: 5us}
+  speed_distribution: {kind: uniform, half_width: 0.1, seed: 7}
+)");
+  }
+  SECTION("ZeRO-3 with FSDP prefetch: reduce-scatter and all-gather halves of the schedule") {
+    check_same_run(kModel + R"(training: {sharding: zero3, overlap: bucketed}
+cluster:
+  gpus: 8
+  collective: ring
+  fabric: {kind: star, bandwidth: 25GB/s, latency: 1us}
+  stragglers: [{gpu: 5, speed: 0.8}]
+)");
+  }
+  SECTION("double tree: rounds that share links stay simulated") {
+    check_same_run(kModel + R"(training: {sharding: zero2}
+cluster:
+  gpus: 12
+  collective: tree
+  fabric: {kind: star, bandwidth: 25GB/s, latency: 1us}
+)");
+  }
+}
+
+TEST_CASE("private rounds: runs on two-tier clusters equal the message-by-message runs") {
+  SECTION("hierarchical on an oversubscribed fat-tree: NVLink rounds timed, shared uplinks simulated") {
+    check_same_run(kModel + R"(training: {overlap: bucketed, bucket: 8MB}
+cluster:
+  gpus: 32
+  collective: hierarchical
+  fabric: {kind: cluster, gpus_per_node: 4, nvlink: {bandwidth: 300GB/s, latency: 1us},
+           nic: {bandwidth: 50GB/s, latency: 2us}, leaf_ports: 8, oversubscription: 4}
+  stragglers: [{gpu: 9, speed: 0.75}]
+)");
+  }
+  SECTION("halving-doubling on a rail-optimized fat-tree") {
+    check_same_run(kModel + R"(cluster:
+  gpus: 32
+  collective: halving-doubling
+  fabric: {kind: cluster, gpus_per_node: 8, nvlink: {bandwidth: 300GB/s, latency: 1us},
+           nic: {bandwidth: 50GB/s, latency: 2us}, leaf_ports: 8, rail_optimized: true}
+  speed_distribution: {kind: normal, stddev: 0.05, seed: 3}
+)");
+  }
+}
