@@ -173,7 +173,8 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
       candidates.emplace_back(candidate, named_schedule(candidate, ring_order, graph, bytes));
   // One finder for all four: each destination searched once (the costly part), each estimate with
   // loads of its own, as with a finder of its own.
-  topologies::RouteFinder routes(graph);
+  choice.routes = std::make_shared<topologies::RouteFinder>(graph);
+  topologies::RouteFinder& routes = *choice.routes;
   std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> all;
   for (const auto& [name, s] : candidates) {
     const auto requests = route_requests(s, graph);

@@ -4,8 +4,10 @@
 
 #include "schedule.hpp"
 #include "topologies/fabric_graph.hpp"
+#include "topologies/fabric_routes.hpp"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace memwall::collectives {
@@ -15,6 +17,9 @@ inline constexpr const char* kCollectiveNames = "ring, hierarchical, tree, halvi
 struct CollectiveChoice {
   Schedule schedule;
   std::map<std::string, double> estimates_s; // for auto: every candidate's estimate
+  // For auto: the finder that routed the estimates, its searches kept (the platform's routes for the
+  // chosen schedule need the same searches).
+  std::shared_ptr<topologies::RouteFinder> routes;
 };
 
 // A ring that keeps hops cheap: from rank 0, always on to the unvisited GPU with the cheapest path

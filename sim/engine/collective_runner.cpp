@@ -33,28 +33,32 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
   for (size_t e = 0; e < epochs; ++e) {
     const std::vector<sg4::Host*>& hosts = platform.epoch_gpus[e];
     // Per pair: its route's summary, and its links (the first epoch's routes are data in the platform).
-    std::map<std::pair<long long, long long>, Send> route_cache;
+    std::unordered_map<std::pair<long long, long long>, Send, RankPairHash> route_cache;
+    std::unordered_map<const sg4::Link*, double> link_pj; // per bit
     for (size_t k = 0; k < rounds; ++k) {
       const collectives::Round& round = schedule.rounds[k];
       for (const collectives::Flow& f : round.flows) {
         auto [it, fresh] = route_cache.try_emplace({f.src, f.dst});
         Send& route = it->second;
         if (fresh) {
-          std::vector<sg4::Link*> links;
+          std::vector<sg4::Link*> found;
+          const std::vector<sg4::Link*>* links = &found;
           route.latency_s = 0;
-          if (e == 0 && platform.routes.count({f.src, f.dst})) {
-            const PairRoute& known = platform.routes.at({f.src, f.dst});
-            links = known.links;
-            route.latency_s = known.latency_s;
+          if (auto known = e == 0 ? platform.routes.find({f.src, f.dst}) : platform.routes.end();
+              known != platform.routes.end()) {
+            links = &known->second.links;
+            route.latency_s = known->second.latency_s;
           } else {
-            hosts[size_t(f.src)]->route_to(hosts[size_t(f.dst)], links, &route.latency_s);
+            hosts[size_t(f.src)]->route_to(hosts[size_t(f.dst)], found, &route.latency_s);
           }
           double pj_per_bit = 0;
           route.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
-          for (const sg4::Link* link : links) {
-            double link_pj = 0;
-            if (auto p = platform.pj_per_bit.find(link->get_name()); p != platform.pj_per_bit.end())
-              link_pj = p->second;
+          for (const sg4::Link* link : *links) {
+            auto [pj, fresh_link] = link_pj.try_emplace(link, 0.0);
+            if (fresh_link)
+              if (auto p = platform.pj_per_bit.find(link->get_name()); p != platform.pj_per_bit.end())
+                pj->second = p->second;
+            const double link_pj = pj->second;
             pj_per_bit += link_pj;
             route.bandwidth_bytes_per_s = std::min(route.bandwidth_bytes_per_s, link->get_bandwidth());
             if (!recorder.tracing())
@@ -71,7 +75,9 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
         send.dst = f.dst;
         send.bytes = f.bytes;
         RankRound& mine = rounds_[e][size_t(f.src)][k];
-        mine.sends.push_back(send);
+        const bool timed = private_ && private_->is_private(k);
+        if (!timed) // a private round's messages live in private_
+          mine.sends.push_back(send);
         // The aggregated message pays its route latency once; the round's other steps pay it again,
         // and every step pays the software message latency.
         mine.extra_latency_s =
@@ -79,7 +85,7 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
                                                (1.0 + round.extra_latency_steps) * message_latency_s);
         rounds_[e][size_t(f.dst)][k].receives += 1;
         rounds_[e][size_t(f.dst)][k].receive_bytes += f.bytes;
-        if (private_ && private_->is_private(k))
+        if (timed)
           private_->add_message(f.src, f.dst, k, f.bytes, send.latency_s, send.bandwidth_bytes_per_s,
                                 send.j_per_byte);
       }
@@ -92,6 +98,10 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
       private_->set_round(static_cast<long long>(rank), k, rounds_[0][rank][k].receive_bytes,
                           rounds_[0][rank][k].extra_latency_s);
   private_->finish();
+  if (private_->private_count() == rounds) { // every collective timed: streams need no actor
+    streams_.resize(n);
+    private_->on_leave([this](long long rank, double leave_s) { queued_left(rank, leave_s); });
+  }
 }
 
 namespace {
@@ -300,6 +310,76 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   }
   recorder_.record_collective(rank, step, trace_kind(part), overlapped, t_start, sg4::Engine::get_clock(), sent,
                               received_bytes, network_j, activities);
+}
+
+long long CollectiveRunner::queue(long long rank, long long step, CollectivePart part, double scale,
+                                 long long sequence, double ready_s, bool awaited) const {
+  TimedStream& stream = streams_[size_t(rank)];
+  stream.items.push_back({step, sequence, part, scale, ready_s, 0, 0, awaited});
+  const long long ticket = stream.base + static_cast<long long>(stream.items.size()) - 1;
+  if (!stream.busy)
+    start_queued(rank);
+  return ticket;
+}
+
+void CollectiveRunner::start_queued(long long rank) const {
+  TimedStream& stream = streams_[size_t(rank)];
+  Queued& q = stream.items[size_t(stream.running - stream.base)];
+  stream.busy = true;
+  // As a CommActor: it starts when pushed, or when the collective before it returns.
+  q.start_s = std::max(q.ready_s, stream.free_s);
+  const size_t total_rounds = rounds_[0][size_t(rank)].size();
+  const size_t first = q.part == CollectivePart::AllGather ? total_rounds / 2 : 0;
+  const size_t last = q.part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
+  private_->enter(rank, collectives_run_[size_t(rank)]++, first, last, q.scale, q.start_s);
+}
+
+void CollectiveRunner::queued_left(long long rank, double leave_s) const {
+  TimedStream& stream = streams_[size_t(rank)];
+  if (!stream.busy)
+    return; // a collective its compute actor runs itself
+  Queued& q = stream.items[size_t(stream.running - stream.base)];
+  q.end_s = leave_s;
+  q.done = true;
+  const size_t total_rounds = rounds_[0][size_t(rank)].size();
+  const size_t first = q.part == CollectivePart::AllGather ? total_rounds / 2 : 0;
+  const size_t last = q.part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
+  double sent = 0, received_bytes = 0, network_j = 0;
+  long long activities = 0;
+  private_->tally(rank, first, last, q.scale, sent, received_bytes, network_j, activities);
+  recorder_.record_collective(rank, q.step, trace_kind(q.part), true, q.start_s, leave_s, sent, received_bytes,
+                              network_j, activities);
+  if (stream.waited == stream.running) {
+    stream.waited = -1;
+    private_->wake_later(stream.wake);
+  }
+  stream.busy = false;
+  stream.free_s = leave_s;
+  ++stream.running;
+  while (!stream.items.empty() && stream.items.front().done && !stream.items.front().awaited) {
+    stream.items.pop_front();
+    ++stream.base;
+  }
+  if (stream.running < stream.base + static_cast<long long>(stream.items.size()))
+    start_queued(rank);
+}
+
+void CollectiveRunner::wait_queued(long long rank, long long ticket) const {
+  TimedStream& stream = streams_[size_t(rank)];
+  if (!stream.items[size_t(ticket - stream.base)].done) {
+    if (!stream.wake)
+      stream.wake = sg4::Semaphore::create(0);
+    stream.waited = ticket;
+    stream.wake->acquire();
+  }
+  Queued& q = stream.items[size_t(ticket - stream.base)];
+  if (q.end_s > sg4::Engine::get_clock())
+    sg4::this_actor::sleep_until(q.end_s);
+  q.awaited = false;
+  while (!stream.items.empty() && stream.items.front().done && !stream.items.front().awaited) {
+    stream.items.pop_front();
+    ++stream.base;
+  }
 }
 
 } // namespace memwall::sim

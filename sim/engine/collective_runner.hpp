@@ -3,6 +3,9 @@
 // (extra_latency_steps x its longest send route). Bandwidth sharing on links comes from SimGrid.
 // When a link goes down mid-run, the messages crossing it fail; both ends move to the platform's
 // next route epoch and the sender resends the remaining bytes over a route that avoids the link.
+// Private rounds (messages that can never share a link) are timed without SimGrid messages
+// (private_rounds.hpp), with the same results; where every round is, a GPU's communication stream
+// is timed as well, without an actor (queue / wait_queued).
 #pragma once
 
 #include "collectives/schedule.hpp"
@@ -13,6 +16,7 @@
 
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -43,6 +47,15 @@ public:
   void run(long long rank, long long step, CollectivePart part = CollectivePart::AllReduce,
            double scale = 1.0, long long sequence = 0, bool overlapped = false) const;
   const std::string& algorithm() const { return algorithm_; }
+  // Communication streams timed without actors, where every round is private: GPU `rank` queues a
+  // collective whose data is ready at `ready_s` (now or later: its compute actor need not sleep to
+  // that time first); it starts when ready and when the one queued before it has ended, as on a
+  // CommActor. Returns its number in the stream, for wait_queued(); `awaited`: someone will wait.
+  bool streams_timed() const { return !streams_.empty(); }
+  long long queue(long long rank, long long step, CollectivePart part, double scale, long long sequence,
+                  double ready_s, bool awaited) const;
+  // Returns (to GPU `rank`'s compute actor) once collective `ticket` of its stream has ended.
+  void wait_queued(long long rank, long long ticket) const;
   // How many of the schedule's rounds are timed without SimGrid messages.
   size_t private_rounds() const { return private_ ? private_->private_count() : 0; }
   // Called just before a link goes down: notes the bytes each message in flight has left, which
@@ -78,6 +91,24 @@ private:
   std::string algorithm_;
   std::vector<std::vector<std::vector<RankRound>>> rounds_; // [epoch][rank][round]
   std::unique_ptr<PrivateRounds> private_;                 // null when every round is simulated
+  struct Queued { // a collective on a timed stream
+    long long step, sequence;
+    CollectivePart part;
+    double scale, ready_s, start_s = 0, end_s = 0;
+    bool awaited, done = false;
+  };
+  struct TimedStream {
+    std::deque<Queued> items; // from number `base` on; the done ones nobody waits for are dropped
+    long long base = 0;
+    long long running = 0; // the number of the one in flight, or of the next to run
+    bool busy = false;
+    double free_s = 0; // when the last one ended
+    long long waited = -1; // the number the compute actor waits for (on `wake`)
+    simgrid::s4u::SemaphorePtr wake;
+  };
+  mutable std::vector<TimedStream> streams_; // per GPU, when streams are timed
+  void start_queued(long long rank) const;
+  void queued_left(long long rank, double leave_s) const;
   mutable std::vector<long long> collectives_run_;         // per GPU: its collectives so far
   const Platform& platform_;
   RunRecorder& recorder_;

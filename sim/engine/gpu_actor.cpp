@@ -98,8 +98,7 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
       const double bucket = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (ready - handed);
       if (bucket >= scenario_.training.bucket_bytes) {
         run_phase_part({step, mb, layer}, work.bwd_gemm, handed, ready);
-        flush();
-        stream_->push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer, false);
+        push(CollectivePart::AllReduce, bucket / work_.gradient_bytes, step, layer, false);
         handed = ready;
       }
     }
@@ -107,22 +106,32 @@ void GpuActor::backward(long long step, long long mb, bool last_microbatch) cons
     run_phase({step, mb, layer}, work.bwd_elementwise);
     pending = (handed > 0 ? 0.0 : carried) + work.gradient_bytes * (1.0 - handed);
     if (pending >= scenario_.training.bucket_bytes && layer > 0) { // layer 0's last tensor goes in the last bucket
-      flush();
-      stream_->push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer, false);
+      push(CollectivePart::AllReduce, pending / work_.gradient_bytes, step, layer, false);
       pending = 0;
     }
   }
-  if (bucketed) { // the rest, with the embeddings' gradients (ready last), in the last bucket
-    flush();
-    gradients_done_ = stream_->push(CollectivePart::AllReduce,
-                                    (pending + work_.embedding_gradient_bytes) / work_.gradient_bytes, step, 0);
-  }
+  if (bucketed) // the rest, with the embeddings' gradients (ready last), in the last bucket
+    gradients_done_ =
+        push(CollectivePart::AllReduce, (pending + work_.embedding_gradient_bytes) / work_.gradient_bytes, step, 0);
 }
 
-void GpuActor::wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, trace::TracePhase kind) const {
+GpuActor::Queued GpuActor::push(CollectivePart part, double fraction, long long step, long long sequence,
+                                bool awaited) const {
+  if (allreduce_.streams_timed()) {
+    const double ready_s = queued_ ? queued_end_s_ : sg4::Engine::get_clock();
+    return {nullptr, allreduce_.queue(rank_, step, part, fraction, sequence, ready_s, awaited)};
+  }
+  flush();
+  return {stream_->push(part, fraction, step, sequence, awaited), -1};
+}
+
+void GpuActor::wait_for(const Queued& queued, long long step, trace::TracePhase kind) const {
   flush();
   const double t_start = sg4::Engine::get_clock();
-  done->acquire();
+  if (queued.ticket >= 0)
+    allreduce_.wait_queued(rank_, queued.ticket);
+  else
+    queued.done->acquire();
   recorder_.record_exposed_wait(rank_, step, kind, t_start, sg4::Engine::get_clock());
 }
 
@@ -138,14 +147,13 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
   const long long layers = scenario_.shape.layers;
   auto sequence = [&](long long kind, long long layer) { return (mb * 3 + kind) * layers + layer; };
   auto gather = [&](long long kind, long long layer) {
-    flush();
-    return stream_->push(CollectivePart::AllGather, layer_fraction(layer), step, sequence(kind, layer));
+    return push(CollectivePart::AllGather, layer_fraction(layer), step, sequence(kind, layer));
   };
   // Forward: gather layer l + 1's parameters while layer l computes.
   // The last forward layer prefetches the first backward layer.
-  simgrid::s4u::SemaphorePtr next = gather(0, 0);
+  Queued next = gather(0, 0);
   for (long long layer = 0; layer < layers; ++layer) {
-    simgrid::s4u::SemaphorePtr ready = next;
+    const Queued ready = next;
     next = layer + 1 < layers ? gather(0, layer + 1) : gather(1, layers - 1);
     wait_for(ready, step, trace::TracePhase::AllGather);
     run_phase({step, mb, layer}, work_.layer(layer).fwd_gemm);
@@ -156,15 +164,14 @@ void GpuActor::fsdp_microbatch(long long step, long long mb) const {
   // Backward: gather layer l - 1 again while layer l computes; reduce-scatter layer l's gradients
   // as soon as they exist. The optimizer waits for the last reduce-scatter.
   for (long long layer = layers - 1; layer >= 0; --layer) {
-    simgrid::s4u::SemaphorePtr ready = next;
+    const Queued ready = next;
     if (layer > 0)
       next = gather(1, layer - 1);
     wait_for(ready, step, trace::TracePhase::AllGather);
     run_phase({step, mb, layer}, work_.layer(layer).bwd_gemm);
     run_phase({step, mb, layer}, work_.layer(layer).bwd_elementwise);
-    flush();
-    gradients_done_ = stream_->push(CollectivePart::ReduceScatter, layer_fraction(layer), step,
-                                    sequence(2, layer), layer == 0); // the last one is waited for
+    gradients_done_ = push(CollectivePart::ReduceScatter, layer_fraction(layer), step, sequence(2, layer),
+                           layer == 0); // the last one is waited for
   }
 }
 

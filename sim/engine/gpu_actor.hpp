@@ -3,8 +3,9 @@
 // optimizer. Every phase is a SimGrid activity, so the simulated clock is the only source of time.
 // ZeRO-2 reduce-scatters the gradient and all-gathers the updated parameters after the optimizer;
 // ZeRO-3 also all-gathers the parameters before each micro-batch's forward and backward. With
-// overlap, communication goes to the GPU's CommActor: gradient buckets during the last backward
-// (DDP), or, for ZeRO-3, each layer's parameter all-gather one layer ahead and its gradient
+// overlap, communication goes to the GPU's communication stream (a CommActor, or, where every round
+// of the collective is private, CollectiveRunner's timed stream): gradient buckets during the last
+// backward (DDP), or, for ZeRO-3, each layer's parameter all-gather one layer ahead and its gradient
 // reduce-scatter right after its backward (FSDP with prefetch).
 //
 // Speed: phases that follow each other with nothing in between (no collective, no hand-over to the
@@ -31,7 +32,8 @@ public:
 
 private:
   // Records a phase after those queued; flush() simulates them as one activity. Everything that
-  // meets another actor (a collective, a push to the stream, a wait) flushes first.
+  // meets another actor (a collective, a push to a CommActor's stream, a wait) flushes first; a push
+  // to a timed stream passes the time its data is ready instead.
   void run_phase(const PhaseContext& where, const PhaseCost& phase) const;
   void flush() const;
   void run_head_forward(long long step, long long mb) const;
@@ -41,8 +43,17 @@ private:
   void backward(long long step, long long mb, bool last_microbatch) const;
   void synchronise_gradients(long long step) const;
   void fsdp_microbatch(long long step, long long mb) const;
+  // A collective handed to the communication stream: the semaphore its end releases (a CommActor's
+  // stream), or its number in a timed stream (CollectiveRunner::queue).
+  struct Queued {
+    simgrid::s4u::SemaphorePtr done;
+    long long ticket = -1;
+  };
+  // Hands a collective to the stream, its data ready when the phases recorded so far end (a
+  // CommActor's stream needs this actor's clock there: it flushes first).
+  Queued push(CollectivePart part, double fraction, long long step, long long sequence, bool awaited = true) const;
   // Waits for a collective on the communication stream; the wait is exposed communication of `kind`.
-  void wait_for(const simgrid::s4u::SemaphorePtr& done, long long step, trace::TracePhase kind) const;
+  void wait_for(const Queued& queued, long long step, trace::TracePhase kind) const;
   double layer_fraction(long long layer) const; // of all parameters; layer 0 carries the embeddings
 
   long long rank_;
@@ -51,7 +62,7 @@ private:
   const CollectiveRunner& allreduce_;
   RunRecorder& recorder_;
   CommQueue* stream_; // null without overlap
-  mutable simgrid::s4u::SemaphorePtr gradients_done_; // the step's last queued gradient collective
+  mutable Queued gradients_done_; // the step's last queued gradient collective
   mutable bool queued_ = false;    // phases recorded but not yet simulated
   mutable double queued_end_s_ = 0; // when the last of them ends
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 #include <stdexcept>
 #include <string>
 
@@ -45,11 +46,12 @@ bool is_star(const FabricGraph& graph) {
 // a copy of the fabric (a full zone's routing table grows with the square of its hosts).
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
-                               const std::vector<std::pair<long long, long long>>& pairs, const RouteNeeds& needs) {
+                               const std::vector<std::pair<long long, long long>>& pairs, const RouteNeeds& needs,
+                               topologies::RouteFinder* finder) {
   Platform platform;
   platform.epoch_start_s = start_s;
   // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
-  std::set<std::pair<long long, long long>> seen;
+  std::unordered_set<std::pair<long long, long long>, RankPairHash> seen;
   std::vector<std::pair<size_t, size_t>> unique;
   for (const auto& pair : pairs)
     if (pair.first != pair.second && seen.insert(pair).second)
@@ -63,8 +65,12 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
     for (const auto& [src, dst] : unique)
       requests.emplace_back(gpu_nodes[src], gpu_nodes[dst]);
-    topologies::RouteFinder finder(*graphs.front());
-    first_routes = finder.routes(requests);
+    if (finder) {
+      finder->clear_loads();
+      first_routes = finder->routes(requests);
+    } else {
+      first_routes = topologies::RouteFinder(*graphs.front()).routes(requests);
+    }
   }
   std::vector<bool> carried(unique.size(), true); // by SimGrid
   if (needs && graphs.size() == 1) {
@@ -75,7 +81,7 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
       for (const auto& hop : first_routes[i])
         route.push_back(2 * hop.index + hop.forward);
     }
-    std::set<std::pair<long long, long long>> wanted;
+    std::unordered_set<std::pair<long long, long long>, RankPairHash> wanted;
     for (const auto& pair : needs(ids))
       wanted.insert(pair);
     for (size_t i = 0; i < unique.size(); ++i)
@@ -93,58 +99,87 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   for (size_t rank = 0; rank < n; ++rank)
     new_host(rank, 0);
   std::unordered_map<std::string, sg4::SplitDuplexLink*> links; // later graphs lack some of the first's edges
+  std::vector<sg4::SplitDuplexLink*> link_at(boost::num_edges(*graphs.front())); // by edge index
   for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e) {
     const topologies::FabricLink& spec = (*graphs.front())[*e];
     sg4::SplitDuplexLink* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s);
     link->set_latency(spec.latency_s)->seal();
     links[spec.name] = link;
+    link_at[topologies::edge_index(*graphs.front(), *e)] = link;
     note_link(platform, spec);
   }
-  // Each pair's newest route, as (link name, traversed UP) hops.
-  std::vector<std::vector<std::pair<std::string, bool>>> route_links(unique.size());
-  // One graph at a time, as RouteFinder's edge index caches one graph.
-  for (size_t m = 0; m < graphs.size(); ++m) {
-    const FabricGraph& graph = *graphs[m];
-    std::vector<bool> moved(n, m == 0), cut(unique.size(), m == 0);
-    std::vector<size_t> rerouted;
-    std::vector<std::vector<topologies::RouteHop>> new_routes;
-    if (m == 0) {
-      for (size_t i = 0; i < unique.size(); ++i)
-        rerouted.push_back(i);
-      new_routes = std::move(first_routes);
-    } else {
-      topologies::RouteFinder routes(graph);
-      std::unordered_map<std::string, boost::graph_traits<FabricGraph>::edge_descriptor> present;
-      for (auto [e, end] = boost::edges(graph); e != end; ++e)
-        present.emplace(graph[*e].name, *e);
-      for (size_t i = 0; i < unique.size(); ++i) {
-        cut[i] = std::any_of(route_links[i].begin(), route_links[i].end(),
-                             [&](const auto& hop) { return !present.count(hop.first); });
-        if (cut[i])
-          moved[unique[i].first] = moved[unique[i].second] = true;
-      }
-      for (size_t rank = 0; rank < n; ++rank)
-        if (moved[rank])
-          new_host(rank, m);
-      // Routes that stay (messages may still be on them) load their links, so that the new ones
-      // spread around them.
-      for (size_t i = 0; i < unique.size(); ++i)
-        if (!cut[i]) {
-          std::vector<topologies::RouteHop> hops;
-          for (const auto& [name, up] : route_links[i])
-            hops.push_back({present.at(name), up});
-          routes.add_load(hops);
-        }
-      const auto gpus = topologies::gpu_vertices(graph);
-      // New routes around the links down, in one batch (one search per destination), in pair order.
-      std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
-      for (size_t i = 0; i < unique.size(); ++i)
-        if (cut[i] && (moved[unique[i].first] || moved[unique[i].second])) {
-          rerouted.push_back(i);
-          requests.emplace_back(gpus[unique[i].first], gpus[unique[i].second]);
-        }
-      new_routes = routes.routes(requests);
+  // A link's UP direction runs from its lower-numbered vertex to its higher one.
+  auto direction = [](bool up) { return up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN; };
+  // The first epoch: every pair's route as data, and SimGrid's routes for those it carries.
+  for (size_t i = 0; i < unique.size(); ++i) {
+    const auto [src, dst] = unique[i];
+    PairRoute& data = platform.routes[{static_cast<long long>(src), static_cast<long long>(dst)}];
+    std::vector<sg4::LinkInRoute> route;
+    for (const auto& hop : first_routes[i]) {
+      sg4::SplitDuplexLink* link = link_at[hop.index];
+      sg4::Link* way = hop.forward ? link->get_link_up() : link->get_link_down();
+      data.links.push_back(way);
+      data.latency_s += way->get_latency();
+      if (carried[i])
+        route.emplace_back(link, direction(hop.forward));
     }
+    if (carried[i])
+      zone->add_route(versions[src].front().second->get_netpoint(), versions[dst].front().second->get_netpoint(),
+                      nullptr, nullptr, route, false);
+  }
+  auto note_epoch = [&] {
+    std::vector<sg4::Host*> current(n);
+    for (size_t rank = 0; rank < n; ++rank)
+      current[rank] = versions[rank].back().second;
+    platform.epoch_gpus.push_back(std::move(current));
+  };
+  note_epoch();
+  if (graphs.size() == 1) {
+    platform.gpus = platform.epoch_gpus.front();
+    zone->seal();
+    return platform;
+  }
+  // Later epochs. Each pair's newest route, as (link name, traversed UP) hops.
+  std::vector<std::vector<std::pair<std::string, bool>>> route_links(unique.size());
+  for (size_t i = 0; i < unique.size(); ++i)
+    for (const auto& hop : first_routes[i])
+      route_links[i].emplace_back((*graphs.front())[hop.edge].name, hop.forward);
+  // One graph at a time, as RouteFinder's edge index caches one graph.
+  for (size_t m = 1; m < graphs.size(); ++m) {
+    const FabricGraph& graph = *graphs[m];
+    std::vector<bool> moved(n, false), cut(unique.size(), false);
+    topologies::RouteFinder routes(graph);
+    std::unordered_map<std::string, boost::graph_traits<FabricGraph>::edge_descriptor> present;
+    for (auto [e, end] = boost::edges(graph); e != end; ++e)
+      present.emplace(graph[*e].name, *e);
+    for (size_t i = 0; i < unique.size(); ++i) {
+      cut[i] = std::any_of(route_links[i].begin(), route_links[i].end(),
+                           [&](const auto& hop) { return !present.count(hop.first); });
+      if (cut[i])
+        moved[unique[i].first] = moved[unique[i].second] = true;
+    }
+    for (size_t rank = 0; rank < n; ++rank)
+      if (moved[rank])
+        new_host(rank, m);
+    // Routes that stay (messages may still be on them) load their links, so that the new ones
+    // spread around them.
+    for (size_t i = 0; i < unique.size(); ++i)
+      if (!cut[i]) {
+        std::vector<topologies::RouteHop> hops;
+        for (const auto& [name, up] : route_links[i])
+          hops.push_back({present.at(name), up});
+        routes.add_load(hops);
+      }
+    const auto gpus = topologies::gpu_vertices(graph);
+    // New routes around the links down, in one batch (one search per destination), in pair order.
+    std::vector<size_t> rerouted;
+    std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
+    for (size_t i = 0; i < unique.size(); ++i)
+      if (cut[i] && (moved[unique[i].first] || moved[unique[i].second])) {
+        rerouted.push_back(i);
+        requests.emplace_back(gpus[unique[i].first], gpus[unique[i].second]);
+      }
+    const auto new_routes = routes.routes(requests);
     for (size_t k = 0; k < rerouted.size(); ++k) {
       route_links[rerouted[k]].clear();
       for (const auto& hop : new_routes[k])
@@ -155,20 +190,8 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
       if (!moved[src] && !moved[dst])
         continue; // both keep their hosts, and the route between them avoids every link down so far
       std::vector<sg4::LinkInRoute> route;
-      // A link's UP direction runs from its lower-numbered vertex to its higher one.
       for (const auto& [name, up] : route_links[i])
-        route.emplace_back(links.at(name),
-                           up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-      if (m == 0) {
-        PairRoute& data = platform.routes[{src, dst}];
-        for (const auto& [name, up] : route_links[i]) {
-          sg4::Link* link = up ? links.at(name)->get_link_up() : links.at(name)->get_link_down();
-          data.links.push_back(link);
-          data.latency_s += link->get_latency();
-        }
-        if (!carried[i])
-          continue; // timed without SimGrid messages
-      }
+        route.emplace_back(links.at(name), direction(up));
       // A message starts when its later side posts it: hosts of epochs e and f take the route of
       // max(e, f), here every pair of hosts that includes one new in this epoch.
       for (const auto& [e, from] : versions[src])
@@ -176,10 +199,7 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
           if (std::max(e, f) == m)
             zone->add_route(from->get_netpoint(), to->get_netpoint(), nullptr, nullptr, route, false);
     }
-    std::vector<sg4::Host*> current(n);
-    for (size_t rank = 0; rank < n; ++rank)
-      current[rank] = versions[rank].back().second;
-    platform.epoch_gpus.push_back(std::move(current));
+    note_epoch();
   }
   platform.gpus = platform.epoch_gpus.front();
   zone->seal();
@@ -198,7 +218,8 @@ size_t Platform::epoch_at(double t_s) const {
 Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<FabricGraph>& later_graphs,
-                        const std::vector<double>& later_start_s, const RouteNeeds& needs) {
+                        const std::vector<double>& later_start_s, const RouteNeeds& needs,
+                        topologies::RouteFinder* finder) {
   if (!is_star(graph)) {
     std::vector<const FabricGraph*> graphs{&graph};
     std::vector<double> start_s{0.0};
@@ -206,7 +227,7 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
       graphs.push_back(&later_graphs[i]);
       start_s.push_back(later_start_s.at(i));
     }
-    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs, needs);
+    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs, needs, finder);
   }
   Platform platform;
   const auto gpus = topologies::gpu_vertices(graph);

@@ -4,6 +4,7 @@
 
 #include "collectives/link_privacy.hpp"
 #include "topologies/fabric_graph.hpp"
+#include "topologies/fabric_routes.hpp"
 
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -25,6 +26,13 @@ struct PairRoute {
   double latency_s = 0;
 };
 
+struct RankPairHash {
+  size_t operator()(const std::pair<long long, long long>& p) const {
+    return std::hash<unsigned long long>()(static_cast<unsigned long long>(p.first) * 0x9E3779B97F4A7C15ULL ^
+                                           static_cast<unsigned long long>(p.second));
+  }
+};
+
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus; // in rank order (names sort the same way)
   // Route epochs: epoch e starts at epoch_start_s[e] (0 for the first) and routes around the links
@@ -37,7 +45,7 @@ struct Platform {
   std::unordered_map<std::string, double> pj_per_bit;      // by SimGrid link name (both directions)
   std::unordered_map<std::string, std::string> link_class; // by SimGrid link name
   // The first epoch's route between every pair of ranks asked for, read without asking SimGrid.
-  std::map<std::pair<long long, long long>, PairRoute> routes;
+  std::unordered_map<std::pair<long long, long long>, PairRoute, RankPairHash> routes;
 };
 
 // `pairs`: the (src, dst) ranks that will communicate. A star becomes SimGrid's star zone (every
@@ -53,10 +61,12 @@ struct Platform {
 using RouteNeeds =
     std::function<std::vector<std::pair<long long, long long>>(const collectives::RouteLinks& routes)>;
 
-// `needs`: see RouteNeeds; without it SimGrid carries every pair.
+// `needs`: see RouteNeeds; without it SimGrid carries every pair. `finder`: a RouteFinder of `graph`
+// whose searches may serve (its loads are cleared first: the routes are those of a new finder).
 Platform build_platform(const topologies::FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<topologies::FabricGraph>& later_graphs = {},
-                        const std::vector<double>& later_start_s = {}, const RouteNeeds& needs = nullptr);
+                        const std::vector<double>& later_start_s = {}, const RouteNeeds& needs = nullptr,
+                        topologies::RouteFinder* finder = nullptr);
 
 } // namespace memwall::sim

@@ -23,6 +23,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <tuple>
 #include <vector>
 
 namespace memwall::sim {
@@ -44,10 +46,21 @@ public:
   bool is_private(size_t round) const { return private_[round]; }
   size_t private_count() const;
 
-  // Called by GPU `rank`'s actor at its arrival in round `first`: returns when it leaves round
-  // `end - 1`, the rounds [first, end) all private. `ordinal`: how many collectives this GPU ran
-  // before (every GPU runs the same ones in the same order, so it names the collective); `scale`
-  // multiplies every message, as CollectiveRunner::run's.
+  // Enters GPU `rank` in rounds [first, end) (all private) of collective `ordinal` at `t_s`, now or
+  // later (a queued collective starts when its data is ready and the one before it has ended), and
+  // follows what that makes known, for every GPU it reaches. `ordinal`: how many collectives this
+  // GPU ran before (every GPU runs the same ones in the same order, so it names the collective);
+  // `scale` multiplies every message, as CollectiveRunner::run's.
+  void enter(long long rank, long long ordinal, size_t first, size_t end, double scale, double t_s);
+  bool has_left(long long rank) const { return gpus_[size_t(rank)].left; }
+  double leave_s(long long rank) const { return gpus_[size_t(rank)].leave_s; }
+  // Called inside enter() when a GPU's leaving becomes known; it may enter that GPU again.
+  void on_leave(std::function<void(long long rank, double leave_s)> hook) { on_leave_ = std::move(hook); }
+  // Released once enter() has followed every consequence: a release is a SimGrid call, during
+  // which other actors may run (and enter).
+  void wake_later(const simgrid::s4u::SemaphorePtr& wake) { wake_.push_back(wake); }
+  // Called by GPU `rank`'s actor at its arrival in round `first`: enter() now; returns when it
+  // leaves round `end - 1`.
   void run(long long rank, long long ordinal, size_t first, size_t end, double scale);
   // What rounds [first, end) of `rank` sent, received, spent and stood for, added as
   // CollectiveRunner adds a simulated round's.
@@ -55,18 +68,29 @@ public:
              double& network_j, long long& activities) const;
 
 private:
-  struct Message {
-    long long src, dst;
-    size_t round;
+  struct Kind { // what messages have in common (a round's size, a class of route)
     double bytes, latency_s, bandwidth_bytes_per_s, j_per_byte;
+    bool operator<(const Kind& o) const {
+      return std::tie(bytes, latency_s, bandwidth_bytes_per_s, j_per_byte) <
+             std::tie(o.bytes, o.latency_s, o.bandwidth_bytes_per_s, o.j_per_byte);
+    }
   };
-  struct Cell { // one GPU in one round: what the data flow reads and writes (24 bytes)
+  struct Message { // 12 bytes: what settle() reads
+    int32_t src, dst;
+    uint32_t kind;
+  };
+  struct Cell { // one GPU in one round: what the data flow reads and writes (40 bytes)
     double arrival_s = 0;
     double last_end_s = 0; // the latest end of its messages known so far
-    int32_t ordinal = -1;  // the collective it last arrived in this round for
-    int32_t missing = 0;   // its messages whose other end has not arrived yet
+    double extra_latency_s = 0;
+    int32_t ordinal = -1; // the collective it last arrived in this round for
+    int32_t missing = 0;  // its messages whose other end has not arrived yet
+    // Its sends: messages_[send_begin, next slot's send_begin); its receives likewise in receives_.
+    uint32_t send_begin = 0, receive_begin = 0;
   };
   struct Gpu {
+    int32_t ordinal = -1; // its current collective
+    double scale = 1;
     size_t end = 0;     // the end of its current run of rounds
     double leave_s = 0; // its arrival at `end`, once known
     bool left = false;
@@ -83,26 +107,33 @@ private:
   size_t slot(long long rank, size_t round) const { return round * gpus_.size() + size_t(rank); }
   Cell& cell(long long rank, size_t round) { return cells_[slot(rank, round)]; }
   // When a message starting at `start_s` ends, as SimGrid computes it.
-  static double end_time(const Message& m, double scale, double start_s);
-  // Records arrivals and follows their consequences, for every GPU they reach.
-  void settle(Arrival first, long long ordinal, double scale);
+  double end_time(const Message& m, double scale, double start_s) const;
+  // Records the arrivals in next_ and follows their consequences, for every GPU they reach.
+  void settle();
   // A message both of whose ends have arrived: its end goes to both GPUs' rounds.
-  void join(long long arriving, long long other, const Message& m, double start_s, double scale,
+  void join(long long arriving, long long other, size_t round, const Message& m, double start_s,
             std::vector<Arrival>& next);
   // `rank` has all its message ends of `round`: its arrival in the next round follows.
   void close_round(long long rank, size_t round, std::vector<Arrival>& next);
 
   size_t rounds_;
-  std::vector<bool> private_;     // per round
-  std::vector<Message> messages_; // sorted by (round, src) after finish()
-  // A GPU's messages in a round: sends messages_[send_begin_[i] .. send_begin_[i + 1]) and receives
-  // messages_[receives_[j]] for j in [receive_begin_[i], receive_begin_[i + 1]), i = slot(rank, round).
-  std::vector<size_t> send_begin_, receive_begin_, receives_;
-  std::vector<Cell> cells_;                             // by slot
-  std::vector<double> receive_bytes_, extra_latency_s_; // by slot
+  std::vector<bool> private_; // per round
+  struct Added {              // a message while building
+    long long src, dst;
+    size_t round;
+    double bytes, latency_s, bandwidth_bytes_per_s, j_per_byte;
+  };
+  std::vector<Added> added_;
+  std::vector<Message> messages_; // by (round, src), schedule order within: the sends of each slot
+  std::vector<Kind> kinds_;
+  std::vector<uint32_t> receives_;    // messages by (round, dst): the receives of each slot
+  std::vector<Cell> cells_;           // by slot, and one more (the last slot's ends)
+  std::vector<double> receive_bytes_; // by slot
   std::vector<Gpu> gpus_;
-  std::vector<Arrival> next_;   // settle()'s work list
-  std::vector<long long> wake_; // settle()'s GPUs to wake once it is done
+  std::vector<Arrival> next_; // settle()'s work list
+  bool settling_ = false;
+  std::vector<simgrid::s4u::SemaphorePtr> wake_; // to release once settle() is done
+  std::function<void(long long, double)> on_leave_;
 };
 
 } // namespace memwall::sim

@@ -25,7 +25,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-void configure_engine(const Scenario& s) {
+void configure_engine() {
   // Closed-form-exact network model: no TCP window bound, no cross-traffic of acknowledgements.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
@@ -35,14 +35,15 @@ void configure_engine(const Scenario& s) {
 #else
   // Actors are shallow; small stacks let 16k GPUs fit in memory.
   sg4::Engine::set_config("contexts/stack-size:64");
-  // Each actor's stack guard page splits its stack's mapping: beyond about 30,000 actors (16k GPUs,
-  // each with a communication stream) they pass Linux's default limit of 65,530 mappings and SimGrid
-  // aborts. Such runs go without the guard (the stacks are as deep as at 1,024 GPUs). Only those:
-  // without guards SimGrid's stacks are resident from the start (16k actors: 1 GiB instead of 255 MiB).
-  // Actors: a GPU and its communication stream; with model parallelism, a TP group and its sends.
-  const bool stream = s.training.overlap_bucketed || s.training.sharding == model::Sharding::Zero3;
-  const long long actors =
-      s.layout.model_parallel() ? 2 * s.gpus / s.layout.tensor : s.gpus * (stream ? 2 : 1);
+#endif
+}
+
+// Each actor's stack guard page splits its stack's mapping: beyond about 30,000 actors (16k GPUs,
+// each with a communication stream actor) they pass Linux's default limit of 65,530 mappings and
+// SimGrid aborts. Such runs go without the guard (the stacks are as deep as at 1,024 GPUs). Only
+// those: without guards, SimGrid's stacks are resident from the start. Set before the actors exist.
+void guard_stacks(long long actors) {
+#ifndef MEMWALL_SANITIZE
   if (actors > 30000)
     sg4::Engine::set_config("contexts/guard-size:0");
 #endif
@@ -131,6 +132,7 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
+  guard_stacks(2 * s.gpus / s.layout.tensor); // a TP group's actor and its pipeline sends
   const std::unique_ptr<parallel::StageJob> job = parallel::plan_stage_job(s, work, platform, recorder);
   parallel::create_stage_actors(*job);
   sg4::Engine::get_instance()->run();
@@ -168,14 +170,14 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
 #else
   sg4::Engine engine("memwall");
 #endif
-  configure_engine(s);
+  configure_engine();
 
   const topologies::FabricGraph graph =
       without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
   const StepWork work = plan_step_work(s);
   if (s.layout.model_parallel())
     return run_model_parallel(s, graph, work, output, wall_start);
-  const collectives::CollectiveChoice choice =
+  collectives::CollectiveChoice choice =
       collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes);
   if (!choice.estimates_s.empty()) {
     std::string line =
@@ -206,7 +208,9 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   };
   if (!s.link_events.empty() || output.tracing() || simulate_every_message())
     needs = nullptr;
-  const Platform platform = build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs);
+  const Platform platform =
+      build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, choice.routes.get());
+  choice.routes.reset(); // its searches are no longer needed
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
@@ -218,11 +222,13 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
     sg4::Actor::create("link-events", platform.gpus.front(),
                        LinkEventActor(s, faults, [&allreduce] { allreduce.note_link_down(); }));
   std::vector<CommQueue> streams(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
+  // A GPU, and its communication stream's actor unless the stream is timed without one.
+  guard_stacks(s.gpus * (!streams.empty() && !allreduce.streams_timed() ? 2 : 1));
   for (long long rank = 0; rank < s.gpus; ++rank) {
     sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];
     CommQueue* queue = streams.empty() ? nullptr : &streams[static_cast<size_t>(rank)];
     sg4::Actor::create(host->get_name(), host, GpuActor(rank, s, work, allreduce, recorder, queue));
-    if (queue)
+    if (queue && !allreduce.streams_timed()) // a timed stream needs no actor
       sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, allreduce, *queue));
   }
   engine.run();
