@@ -183,11 +183,13 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
   routes.prepare(all);
   double best = std::numeric_limits<double>::max();
   for (auto& [name, s] : candidates) {
-    const double t = estimate_seconds(s, graph, routes);
+    std::vector<std::vector<topologies::RouteHop>> hops;
+    const double t = estimate_seconds(s, graph, routes, &hops);
     choice.estimates_s[name] = t;
     if (t < best) {
       best = t;
       choice.schedule = std::move(s);
+      choice.flow_routes = std::move(hops);
     }
   }
   return choice;

@@ -18,8 +18,10 @@ struct CollectiveChoice {
   Schedule schedule;
   std::map<std::string, double> estimates_s; // for auto: every candidate's estimate
   // For auto: the finder that routed the estimates, its searches kept (the platform's routes for the
-  // chosen schedule need the same searches).
+  // chosen schedule need the same searches), and the chosen schedule's routes as estimated: every
+  // flow's, round after round, each balanced against those before it (a new finder's).
   std::shared_ptr<topologies::RouteFinder> routes;
+  std::vector<std::vector<topologies::RouteHop>> flow_routes;
 };
 
 // A ring that keeps hops cheap: from rank 0, always on to the unvisited GPU with the cheapest path

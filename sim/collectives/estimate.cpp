@@ -22,10 +22,10 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
 }
 
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph,
-                        topologies::RouteFinder& routes) {
+                        topologies::RouteFinder& routes, std::vector<std::vector<topologies::RouteHop>>* hops_out) {
   routes.clear_loads();
   // All rounds' routes in one batch: one search per destination, not one per destination and round.
-  const auto hops = routes.routes(route_requests(schedule, graph));
+  auto hops = routes.routes(route_requests(schedule, graph));
   std::vector<double> bandwidth(boost::num_edges(graph));
   for (auto [e, end] = boost::edges(graph); e != end; ++e)
     bandwidth[topologies::edge_index(graph, *e)] = graph[*e].bytes_per_s;
@@ -55,6 +55,8 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
     used.clear();
     total += busiest + latency * (1.0 + round.extra_latency_steps);
   }
+  if (hops_out)
+    *hops_out = std::move(hops);
   return total;
 }
 

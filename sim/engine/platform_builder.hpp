@@ -63,10 +63,13 @@ using RouteNeeds =
 
 // `needs`: see RouteNeeds; without it SimGrid carries every pair. `finder`: a RouteFinder of `graph`
 // whose searches may serve (its loads are cleared first: the routes are those of a new finder).
+// `pair_routes`: a new finder's routes for `pairs` in order, if known (collective: auto estimated
+// them): where the distinct pairs are the first ones, their routes are those.
 Platform build_platform(const topologies::FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<topologies::FabricGraph>& later_graphs = {},
                         const std::vector<double>& later_start_s = {}, const RouteNeeds& needs = nullptr,
-                        topologies::RouteFinder* finder = nullptr);
+                        topologies::RouteFinder* finder = nullptr,
+                        const std::vector<std::vector<topologies::RouteHop>>* pair_routes = nullptr);
 
 } // namespace memwall::sim

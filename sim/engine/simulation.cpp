@@ -209,8 +209,10 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   if (!s.link_events.empty() || output.tracing() || simulate_every_message())
     needs = nullptr;
   const Platform platform =
-      build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, choice.routes.get());
-  choice.routes.reset(); // its searches are no longer needed
+      build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, choice.routes.get(),
+                     choice.flow_routes.empty() ? nullptr : &choice.flow_routes);
+  choice.routes.reset(); // its searches and routes are no longer needed
+  choice.flow_routes = {};
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);

@@ -154,3 +154,25 @@ cluster:
 )");
   }
 }
+
+TEST_CASE("collective auto runs bit for bit as the algorithm it picks (its routes handed to the platform)") {
+  // `auto` routes every candidate's flows for its estimates and hands the chosen one's routes to the
+  // platform; naming that algorithm routes the platform afresh. Both must simulate the same run. An
+  // oversubscribed fabric, where messages share uplinks: which route a pair takes changes the times.
+  const std::string fabric = R"(
+  fabric: {kind: cluster, gpus_per_node: 4, nvlink: {bandwidth: 300GB/s, latency: 1us},
+           nic: {bandwidth: 50GB/s, latency: 2us}, leaf_ports: 8, oversubscription: 2}
+)";
+  const std::string training = "training: {overlap: bucketed, bucket: 4MB}\n";
+  const sim::Scenario chosen = test::scenario_from_text(
+      kModel + training + "cluster:\n  gpus: 64\n  collective: auto" + fabric, "auto.yaml");
+  nlohmann::json with_auto = sim::run_isolated(chosen);
+  const std::string picked = with_auto.at("collective").get<std::string>();
+  INFO("auto picked " << picked);
+  nlohmann::json named = sim::run_isolated(test::scenario_from_text(
+      kModel + training + "cluster:\n  gpus: 64\n  collective: " + picked + fabric, "named.yaml"));
+  for (auto* record : {&with_auto, &named})
+    for (const char* key : {"sim_wall_s", "activities_per_s", "file", "name"})
+      record->erase(key);
+  CHECK(with_auto.dump() == named.dump());
+}
