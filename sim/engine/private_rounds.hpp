@@ -29,6 +29,10 @@
 
 namespace memwall::sim {
 
+// MEMWALL_SIMULATE_MESSAGES=1: every message a SimGrid communication, no round timed here (the
+// reference that private rounds are checked against).
+bool simulate_every_message();
+
 class PrivateRounds {
 public:
   // `private_rounds`: per round of the schedule, whether it is private (collectives/link_privacy.hpp).
@@ -52,8 +56,6 @@ public:
   // GPU ran before (every GPU runs the same ones in the same order, so it names the collective);
   // `scale` multiplies every message, as CollectiveRunner::run's.
   void enter(long long rank, long long ordinal, size_t first, size_t end, double scale, double t_s);
-  bool has_left(long long rank) const { return gpus_[size_t(rank)].left; }
-  double leave_s(long long rank) const { return gpus_[size_t(rank)].leave_s; }
   // Called inside enter() when a GPU's leaving becomes known; it may enter that GPU again.
   void on_leave(std::function<void(long long rank, double leave_s)> hook) { on_leave_ = std::move(hook); }
   // Released once enter() has followed every consequence: a release is a SimGrid call, during
@@ -136,10 +138,4 @@ private:
   std::function<void(long long, double)> on_leave_;
 };
 
-} // namespace memwall::sim
-
-namespace memwall::sim {
-// MEMWALL_SIMULATE_MESSAGES=1: every message a SimGrid communication, no round timed here (the
-// reference that private rounds are checked against).
-bool simulate_every_message();
 } // namespace memwall::sim
