@@ -96,13 +96,17 @@ allow_oom: true
 
 } // namespace
 
+// Links of unequal speed (gpu_links) make messages of one round end at different times, so that a
+// message's start (the later of its ends' arrivals) is not always its second end's arrival.
 TEST_CASE("private rounds: runs on a star equal the message-by-message runs") {
-  SECTION("ring, DDP buckets overlapped, stragglers (GPUs arrive at their rounds at different times)") {
-    check_same_run(kModel + R"(training: {overlap: bucketed, bucket: 4MB}
+  SECTION(
+      "ring, DDP buckets overlapped, stragglers (GPUs arrive at their rounds at different times), 3 steps") {
+    check_same_run(kModel + R"(steps: 3
+training: {overlap: bucketed, bucket: 4MB}
 cluster:
   gpus: 8
   collective: ring
-  fabric: {kind: star, bandwidth: 25GB/s, latency: 3us}
+  fabric: {kind: star, bandwidth: 25GB/s, latency: 3us, gpu_links: [{gpu: 1, bandwidth: 5GB/s}]}
   stragglers: [{gpu: 3, speed: 0.7}, {gpu: 6, speed: 0.9}]
 )");
   }
@@ -110,12 +114,25 @@ cluster:
     check_same_run(kModel + R"(cluster:
   gpus: 16
   collective: halving-doubling
-  fabric: {kind: star, bandwidth: 50GB/s, latency: 2us, message_latency: 5us}
+  fabric: {kind: star, bandwidth: 50GB/s, latency: 2us, message_latency: 5us,
+           gpu_links: [{gpu: 2, bandwidth: 10GB/s}, {gpu: 9, bandwidth: 20GB/s, latency: 9us}]}
   speed_distribution: {kind: uniform, half_width: 0.1, seed: 7}
 )");
   }
-  SECTION("ZeRO-3 with FSDP prefetch: reduce-scatter and all-gather halves of the schedule") {
-    check_same_run(kModel + R"(training: {sharding: zero3, overlap: bucketed}
+  SECTION("halving-doubling, one slow link and one slow GPU: a message's second end may arrive first") {
+    // GPU 0's messages take 10x longer (23 ms a round), GPU 5 reaches the all-reduce about 7 ms late:
+    // GPUs 4-7 reach round 2 long before GPUs 0-3, but only once GPU 5 is there, after 0-3's arrivals
+    // were known. A message must start at the later of its ends' arrivals, not at the second known.
+    check_same_run(kModel + R"(cluster:
+  gpus: 8
+  collective: halving-doubling
+  fabric: {kind: star, bandwidth: 50GB/s, latency: 1us, gpu_links: [{gpu: 0, bandwidth: 5GB/s}]}
+  stragglers: [{gpu: 5, speed: 0.3}]
+)");
+  }
+  SECTION("ZeRO-3 with FSDP prefetch: reduce-scatter and all-gather halves of the schedule, 2 steps") {
+    check_same_run(kModel + R"(steps: 2
+training: {sharding: zero3, overlap: bucketed}
 cluster:
   gpus: 8
   collective: ring
