@@ -11,9 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
-#include <map>
 
 namespace memwall::sim {
 
@@ -286,9 +284,7 @@ void CollectiveRunner::simulate_round(long long rank, long long step, size_t k, 
 void CollectiveRunner::run(long long rank, long long step, CollectivePart part, double scale, long long sequence,
                            bool overlapped) const {
   const auto r = static_cast<size_t>(rank);
-  const size_t total_rounds = rounds_[0][r].size();
-  const size_t first = part == CollectivePart::AllGather ? total_rounds / 2 : 0;
-  const size_t last = part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
+  const auto [first, last] = rounds_of(part);
   const long long ordinal = collectives_run_[r]++;
   const double t_start = sg4::Engine::get_clock();
   double sent = 0, received_bytes = 0, network_j = 0;
@@ -312,6 +308,18 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
                               received_bytes, network_j, activities);
 }
 
+std::pair<size_t, size_t> CollectiveRunner::rounds_of(CollectivePart part) const {
+  const size_t total = rounds_[0][0].size();
+  return {part == CollectivePart::AllGather ? total / 2 : 0, part == CollectivePart::ReduceScatter ? total / 2 : total};
+}
+
+void CollectiveRunner::drop_finished(TimedStream& stream) {
+  while (!stream.items.empty() && stream.items.front().done && !stream.items.front().awaited) {
+    stream.items.pop_front();
+    ++stream.base;
+  }
+}
+
 long long CollectiveRunner::queue(long long rank, long long step, CollectivePart part, double scale,
                                  long long sequence, double ready_s, bool awaited) const {
   TimedStream& stream = streams_[size_t(rank)];
@@ -328,9 +336,7 @@ void CollectiveRunner::start_queued(long long rank) const {
   stream.busy = true;
   // As a CommActor: it starts when pushed, or when the collective before it returns.
   q.start_s = std::max(q.ready_s, stream.free_s);
-  const size_t total_rounds = rounds_[0][size_t(rank)].size();
-  const size_t first = q.part == CollectivePart::AllGather ? total_rounds / 2 : 0;
-  const size_t last = q.part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
+  const auto [first, last] = rounds_of(q.part);
   private_->enter(rank, collectives_run_[size_t(rank)]++, first, last, q.scale, q.start_s);
 }
 
@@ -341,9 +347,7 @@ void CollectiveRunner::queued_left(long long rank, double leave_s) const {
   Queued& q = stream.items[size_t(stream.running - stream.base)];
   q.end_s = leave_s;
   q.done = true;
-  const size_t total_rounds = rounds_[0][size_t(rank)].size();
-  const size_t first = q.part == CollectivePart::AllGather ? total_rounds / 2 : 0;
-  const size_t last = q.part == CollectivePart::ReduceScatter ? total_rounds / 2 : total_rounds;
+  const auto [first, last] = rounds_of(q.part);
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
   private_->tally(rank, first, last, q.scale, sent, received_bytes, network_j, activities);
@@ -356,10 +360,7 @@ void CollectiveRunner::queued_left(long long rank, double leave_s) const {
   stream.busy = false;
   stream.free_s = leave_s;
   ++stream.running;
-  while (!stream.items.empty() && stream.items.front().done && !stream.items.front().awaited) {
-    stream.items.pop_front();
-    ++stream.base;
-  }
+  drop_finished(stream);
   if (stream.running < stream.base + static_cast<long long>(stream.items.size()))
     start_queued(rank);
 }
@@ -376,10 +377,7 @@ void CollectiveRunner::wait_queued(long long rank, long long ticket) const {
   if (q.end_s > sg4::Engine::get_clock())
     sg4::this_actor::sleep_until(q.end_s);
   q.awaited = false;
-  while (!stream.items.empty() && stream.items.front().done && !stream.items.front().awaited) {
-    stream.items.pop_front();
-    ++stream.base;
-  }
+  drop_finished(stream);
 }
 
 } // namespace memwall::sim

@@ -107,6 +107,10 @@ private:
     simgrid::s4u::SemaphorePtr wake;
   };
   mutable std::vector<TimedStream> streams_; // per GPU, when streams are timed
+  // The rounds [first, last) of the schedule that `part` runs.
+  std::pair<size_t, size_t> rounds_of(CollectivePart part) const;
+  // Drops the stream's done collectives at its front that nobody waits for.
+  static void drop_finished(TimedStream& stream);
   void start_queued(long long rank) const;
   void queued_left(long long rank, double leave_s) const;
   mutable std::vector<long long> collectives_run_;         // per GPU: its collectives so far

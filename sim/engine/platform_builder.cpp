@@ -4,7 +4,6 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
 #include <stdexcept>
 #include <string>
@@ -112,7 +111,8 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     const topologies::FabricLink& spec = (*graphs.front())[*e];
     sg4::SplitDuplexLink* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s);
     link->set_latency(spec.latency_s)->seal();
-    links[spec.name] = link;
+    if (graphs.size() > 1) // later epochs find links by name
+      links[spec.name] = link;
     link_at[topologies::edge_index(*graphs.front(), *e)] = link;
     note_link(platform, spec);
   }
