@@ -280,20 +280,21 @@ std::vector<RouteFinder::Candidate> RouteFinder::next_hops(FabricVertex u, Fabri
   return list;
 }
 
-const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<Candidate>& next, FabricVertex u,
-                                                             FabricVertex dst) {
+const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<Candidate>& next,
+                                                             FabricVertex u, FabricVertex dst,
+                                                             std::vector<long long>& load) const {
   const Candidate* best = nullptr;
   long long best_load = std::numeric_limits<long long>::max();
   for (const auto& c : next) {
-    const long long load = load_[2 * c.hop.index + c.hop.forward];
-    if (load < best_load) {
-      best_load = load;
+    const long long used = load[2 * c.hop.index + c.hop.forward];
+    if (used < best_load) {
+      best_load = used;
       best = &c;
     }
   }
   if (!best) // cannot happen with positive link costs; never follow a null edge
     throw std::logic_error("no next hop from " + graph_[u].name + " towards " + graph_[dst].name);
-  ++load_[2 * best->hop.index + best->hop.forward];
+  ++load[2 * best->hop.index + best->hop.forward];
   return *best;
 }
 
@@ -304,7 +305,7 @@ std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
   std::vector<RouteHop> hops;
   for (FabricVertex u = src; u != dst;) {
     const std::vector<Candidate> next = next_hops(u, dst, cost);
-    const Candidate& c = take_least_loaded(next, u, dst);
+    const Candidate& c = take_least_loaded(next, u, dst, load_);
     hops.push_back(c.hop);
     u = c.next;
   }
@@ -365,21 +366,50 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
   }
 }
 
-std::vector<std::vector<RouteHop>>
-RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
-  prepare(requests);
+template <class Hop>
+void RouteFinder::walk(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests,
+                       std::vector<long long>& load, Hop&& hop) const {
   // In request order: route()'s walk, the least-loaded candidate (the first of equals).
-  std::vector<std::vector<RouteHop>> out(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto [src, dst] = requests[i];
-    if (src == dst)
-      continue;
     for (FabricVertex u = src; u != dst;) {
-      const Candidate& c = take_least_loaded(pool_[*next_hops_.find(dst, u)], u, dst);
-      out[i].push_back(c.hop);
+      const size_t* list = next_hops_.find(dst, u);
+      if (!list)
+        throw std::logic_error("route from " + graph_[src].name + " to " + graph_[dst].name +
+                               " walked unprepared");
+      const Candidate& c = take_least_loaded(pool_[*list], u, dst, load);
+      hop(i, c);
       u = c.next;
     }
   }
+}
+
+std::vector<std::vector<RouteHop>>
+RouteFinder::routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
+  prepare(requests);
+  std::vector<std::vector<RouteHop>> out(requests.size());
+  walk(requests, load_, [&](size_t i, const Candidate& c) { out[i].push_back(c.hop); });
+  return out;
+}
+
+FlatRoutes RouteFinder::flat_routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
+  prepare(requests);
+  return flat_routes(requests, load_);
+}
+
+FlatRoutes RouteFinder::flat_routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests,
+                                    std::vector<long long>& load) const {
+  FlatRoutes out;
+  out.begin.reserve(requests.size() + 1);
+  out.slots.reserve(4 * requests.size());
+  size_t done = 0; // requests whose routes are complete
+  walk(requests, load, [&](size_t i, const Candidate& c) {
+    for (; done < i; ++done)
+      out.begin.push_back(out.slots.size());
+    out.slots.push_back(uint32_t(2 * c.hop.index + c.hop.forward));
+  });
+  for (; done < requests.size(); ++done)
+    out.begin.push_back(out.slots.size());
   return out;
 }
 

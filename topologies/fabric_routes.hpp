@@ -22,6 +22,16 @@ struct RouteHop {
   size_t index = 0;     // the edge's index (edge_index), for per-edge tables
 };
 
+// Routes as link directions only, flat: route i's are slots[begin[i]] .. slots[begin[i + 1] - 1], each
+// 2 x edge index + direction (1: from the lower-numbered vertex to the higher), as the loads count
+// them. A 16,384-GPU halving-doubling asks for 460k routes: one vector each cost more to allocate
+// than the routes cost to find.
+struct FlatRoutes {
+  std::vector<size_t> begin{0};
+  std::vector<uint32_t> slots;
+  size_t size() const { return begin.size() - 1; }
+};
+
 class RouteFinder {
 public:
   explicit RouteFinder(const FabricGraph& graph);
@@ -32,6 +42,14 @@ public:
   // destinations than the cache holds searches each once; the least-loaded choices are then made in
   // request order, as route() makes them.
   std::vector<std::vector<RouteHop>> routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
+  // The same routes, flat.
+  FlatRoutes flat_routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
+  // The routes of requests already prepared, balanced on `load` (by 2 x edge index + direction,
+  // counted into it; all zero: as a new finder) instead of this finder's own loads. It changes
+  // nothing in the finder, so walks of several batches can run at once, on threads of their own.
+  FlatRoutes flat_routes(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests,
+                         std::vector<long long>& load) const;
+  size_t load_slots() const { return load_.size(); }
   // Searches ahead for routes() (its first pass), for requests of several batches at once: each
   // destination is then searched once for all of them. The next hops found stay with this finder.
   void prepare(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests);
@@ -146,7 +164,12 @@ private:
   bool composed(FabricVertex dst) const;
   CostView view_to(FabricVertex dst, FabricVertex src);
   // The least-loaded candidate (the first of equals), its link direction's load counted.
-  const Candidate& take_least_loaded(const std::vector<Candidate>& next, FabricVertex u, FabricVertex dst);
+  const Candidate& take_least_loaded(const std::vector<Candidate>& next, FabricVertex u, FabricVertex dst,
+                                     std::vector<long long>& load) const;
+  // routes()' walks, after prepare(): hop(i, candidate) for each hop of request i, in order.
+  template <class Hop>
+  void walk(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests, std::vector<long long>& load,
+            Hop&& hop) const;
   std::vector<long long> load_; // by 2 x edge index + direction: routes using it
 };
 

@@ -4,6 +4,7 @@
 #include "topologies/fabric_routes.hpp"
 
 #include <algorithm>
+#include <future>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -167,29 +168,53 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
     return choice;
   }
   const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
-  std::vector<std::pair<std::string, Schedule>> candidates;
-  for (const char* candidate : {"ring", "hierarchical", "tree", "halving-doubling"})
+  // The topology ring order (a search from every GPU, 0.15 s at 16,384 GPUs) needs nothing but the
+  // graph: it runs on a thread of its own while the other candidates are built.
+  std::future<Schedule> ring =
+      std::async(std::launch::async, [&] { return named_schedule("ring", ring_order, graph, bytes); });
+  std::vector<std::pair<std::string, Schedule>> candidates{{"ring", {}}};
+  for (const char* candidate : {"hierarchical", "tree", "halving-doubling"})
     if (std::string(candidate) != "halving-doubling" || is_power_of_two(n))
       candidates.emplace_back(candidate, named_schedule(candidate, ring_order, graph, bytes));
-  // One finder for all four: each destination searched once (the costly part), each estimate with
-  // loads of its own, as with a finder of its own.
+  // One finder for all: each destination searched once (the costly part); each estimate balances
+  // loads of its own, as on a finder of its own (the searches do not depend on what came before).
   choice.routes = std::make_shared<topologies::RouteFinder>(graph);
   topologies::RouteFinder& routes = *choice.routes;
+  std::vector<std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>>> requests(
+      candidates.size());
   std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> all;
-  for (const auto& [name, s] : candidates) {
-    const auto requests = route_requests(s, graph);
-    all.insert(all.end(), requests.begin(), requests.end());
-  }
-  routes.prepare(all);
+  for (size_t k = 1; k < candidates.size(); ++k)
+    requests[k] = route_requests(candidates[k].second, graph);
+  candidates[0].second = ring.get();
+  requests[0] = route_requests(candidates[0].second, graph);
+  for (const auto& r : requests)
+    all.insert(all.end(), r.begin(), r.end());
+  routes.prepare(all); // in one batch: a destination searched for one batch is forgotten by the next
+  all = {};
+  // The estimates only read the finder: the one with the most flows on a thread, the others here.
+  std::vector<double> seconds(candidates.size());
+  std::vector<topologies::FlatRoutes> found(candidates.size());
+  auto estimate = [&](size_t k) {
+    std::vector<long long> load(routes.load_slots(), 0);
+    found[k] = routes.flat_routes(requests[k], load);
+    seconds[k] = estimate_seconds(candidates[k].second, graph, found[k]);
+  };
+  size_t largest = 0;
+  for (size_t k = 1; k < candidates.size(); ++k)
+    if (requests[k].size() > requests[largest].size())
+      largest = k;
+  std::future<void> largest_done = std::async(std::launch::async, estimate, largest);
+  for (size_t k = 0; k < candidates.size(); ++k)
+    if (k != largest)
+      estimate(k);
+  largest_done.get();
   double best = std::numeric_limits<double>::max();
-  for (auto& [name, s] : candidates) {
-    std::vector<std::vector<topologies::RouteHop>> hops;
-    const double t = estimate_seconds(s, graph, routes, &hops);
-    choice.estimates_s[name] = t;
-    if (t < best) {
-      best = t;
-      choice.schedule = std::move(s);
-      choice.flow_routes = std::move(hops);
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    choice.estimates_s[candidates[k].first] = seconds[k];
+    if (seconds[k] < best) {
+      best = seconds[k];
+      choice.schedule = std::move(candidates[k].second);
+      choice.flow_routes = std::move(found[k]);
     }
   }
   return choice;

@@ -21,7 +21,7 @@ struct CollectiveChoice {
   // chosen schedule need the same searches), and the chosen schedule's routes as estimated: every
   // flow's, round after round, each balanced against those before it (a new finder's).
   std::shared_ptr<topologies::RouteFinder> routes;
-  std::vector<std::vector<topologies::RouteHop>> flow_routes;
+  topologies::FlatRoutes flow_routes;
 };
 
 // A ring that keeps hops cheap: from rank 0, always on to the unvisited GPU with the cheapest path

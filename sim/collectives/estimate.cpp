@@ -17,18 +17,19 @@ route_requests(const Schedule& schedule, const topologies::FabricGraph& graph) {
 }
 
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph) {
-  topologies::RouteFinder routes(graph);
-  return estimate_seconds(schedule, graph, routes);
+  // All rounds' routes in one batch: one search per destination, not one per destination and round.
+  return estimate_seconds(schedule, graph,
+                          topologies::RouteFinder(graph).flat_routes(route_requests(schedule, graph)));
 }
 
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph,
-                        topologies::RouteFinder& routes, std::vector<std::vector<topologies::RouteHop>>* hops_out) {
-  routes.clear_loads();
-  // All rounds' routes in one batch: one search per destination, not one per destination and round.
-  auto hops = routes.routes(route_requests(schedule, graph));
-  std::vector<double> bandwidth(boost::num_edges(graph));
-  for (auto [e, end] = boost::edges(graph); e != end; ++e)
-    bandwidth[topologies::edge_index(graph, *e)] = graph[*e].bytes_per_s;
+                        const topologies::FlatRoutes& hops) {
+  std::vector<double> bandwidth(boost::num_edges(graph)), latency_s(boost::num_edges(graph));
+  for (auto [e, end] = boost::edges(graph); e != end; ++e) {
+    const size_t k = topologies::edge_index(graph, *e);
+    bandwidth[k] = graph[*e].bytes_per_s;
+    latency_s[k] = graph[*e].latency_s;
+  }
   double total = 0;
   size_t next = 0;
   std::vector<double> load(2 * bandwidth.size(), 0.0); // bytes by 2 x edge index + direction
@@ -37,12 +38,12 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
     double latency = 0;
     for (const Flow& f : round.flows) {
       double route_latency = 0;
-      for (const auto& hop : hops[next]) {
-        const size_t slot = 2 * hop.index + hop.forward;
+      for (size_t h = hops.begin[next]; h < hops.begin[next + 1]; ++h) {
+        const size_t slot = hops.slots[h];
         if (load[slot] == 0.0)
           used.push_back(slot);
         load[slot] += f.bytes;
-        route_latency += graph[hop.edge].latency_s;
+        route_latency += latency_s[slot / 2];
       }
       ++next;
       latency = std::max(latency, route_latency);
@@ -55,8 +56,6 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
     used.clear();
     total += busiest + latency * (1.0 + round.extra_latency_steps);
   }
-  if (hops_out)
-    *hops_out = std::move(hops);
   return total;
 }
 

@@ -13,11 +13,9 @@
 namespace memwall::collectives {
 
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph);
-// The same with a finder shared between estimates (its searches kept, its loads cleared first).
-// `hops`: when given, receives every flow's route (round after round, as route_requests).
+// The same on given routes: every flow's, round after round (as route_requests asks for them).
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph,
-                        topologies::RouteFinder& routes,
-                        std::vector<std::vector<topologies::RouteHop>>* hops = nullptr);
+                        const topologies::FlatRoutes& routes);
 // Every flow of the schedule as a (source, destination) route request, round after round.
 std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>>
 route_requests(const Schedule& schedule, const topologies::FabricGraph& graph);

@@ -45,9 +45,9 @@ bool is_star(const FabricGraph& graph) {
 // a copy of the fabric (a full zone's routing table grows with the square of its hosts).
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
-                               const std::vector<std::pair<long long, long long>>& pairs, const RouteNeeds& needs,
-                               topologies::RouteFinder* finder,
-                               const std::vector<std::vector<topologies::RouteHop>>* pair_routes) {
+                               const std::vector<std::pair<long long, long long>>& pairs,
+                               const RouteNeeds& needs, topologies::RouteFinder* finder,
+                               const topologies::FlatRoutes* pair_routes) {
   Platform platform;
   platform.epoch_start_s = start_s;
   // Distinct pairs in the collective's order: balanced routes depend on the order they are asked for.
@@ -60,23 +60,27 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   const size_t n = gpu_nodes.size();
   // The first epoch's routes, before any SimGrid object: which of them SimGrid will carry decides
   // the zone (a full zone keeps a table of (hosts)^2 routes, 512 MiB at 8,192 GPUs, even empty).
-  std::vector<std::vector<topologies::RouteHop>> first_routes;
+  topologies::FlatRoutes first_routes; // of the distinct pairs
   // A route depends only on the requests before it: if the distinct pairs are the first ones asked
-  // for, a batch of all pairs has already routed them.
+  // for, a batch of all pairs has already routed them (distinct_pairs_first, read off `unique`).
   bool known = pair_routes && pair_routes->size() == pairs.size();
   for (size_t i = 0; known && i < unique.size(); ++i)
     known = size_t(pairs[i].first) == unique[i].first && size_t(pairs[i].second) == unique[i].second;
   if (known) {
-    first_routes.assign(pair_routes->begin(), pair_routes->begin() + static_cast<std::ptrdiff_t>(unique.size()));
+    first_routes.begin.assign(pair_routes->begin.begin(),
+                              pair_routes->begin.begin() + static_cast<std::ptrdiff_t>(unique.size() + 1));
+    first_routes.slots.assign(pair_routes->slots.begin(),
+                              pair_routes->slots.begin() +
+                                  static_cast<std::ptrdiff_t>(first_routes.begin.back()));
   } else {
     std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
     for (const auto& [src, dst] : unique)
       requests.emplace_back(gpu_nodes[src], gpu_nodes[dst]);
     if (finder) {
       finder->clear_loads();
-      first_routes = finder->routes(requests);
+      first_routes = finder->flat_routes(requests);
     } else {
-      first_routes = topologies::RouteFinder(*graphs.front()).routes(requests);
+      first_routes = topologies::RouteFinder(*graphs.front()).flat_routes(requests);
     }
   }
   std::vector<bool> carried(unique.size(), true); // by SimGrid
@@ -85,8 +89,8 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     for (size_t i = 0; i < unique.size(); ++i) {
       std::vector<uint64_t>& route = ids[{static_cast<long long>(unique[i].first),
                                           static_cast<long long>(unique[i].second)}];
-      for (const auto& hop : first_routes[i])
-        route.push_back(2 * hop.index + hop.forward);
+      route.assign(first_routes.slots.begin() + static_cast<std::ptrdiff_t>(first_routes.begin[i]),
+                   first_routes.slots.begin() + static_cast<std::ptrdiff_t>(first_routes.begin[i + 1]));
     }
     std::unordered_set<std::pair<long long, long long>, RankPairHash> wanted;
     for (const auto& pair : needs(ids))
@@ -123,13 +127,14 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     const auto [src, dst] = unique[i];
     PairRoute& data = platform.routes[{static_cast<long long>(src), static_cast<long long>(dst)}];
     std::vector<sg4::LinkInRoute> route;
-    for (const auto& hop : first_routes[i]) {
-      sg4::SplitDuplexLink* link = link_at[hop.index];
-      sg4::Link* way = hop.forward ? link->get_link_up() : link->get_link_down();
+    for (size_t h = first_routes.begin[i]; h < first_routes.begin[i + 1]; ++h) {
+      const bool forward = first_routes.slots[h] % 2;
+      sg4::SplitDuplexLink* link = link_at[first_routes.slots[h] / 2];
+      sg4::Link* way = forward ? link->get_link_up() : link->get_link_down();
       data.links.push_back(way);
       data.latency_s += way->get_latency();
       if (carried[i])
-        route.emplace_back(link, direction(hop.forward));
+        route.emplace_back(link, direction(forward));
     }
     if (carried[i])
       zone->add_route(versions[src].front().second->get_netpoint(), versions[dst].front().second->get_netpoint(),
@@ -148,10 +153,13 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     return platform;
   }
   // Later epochs. Each pair's newest route, as (link name, traversed UP) hops.
+  std::vector<const std::string*> name_at(boost::num_edges(*graphs.front())); // by edge index
+  for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e)
+    name_at[topologies::edge_index(*graphs.front(), *e)] = &(*graphs.front())[*e].name;
   std::vector<std::vector<std::pair<std::string, bool>>> route_links(unique.size());
   for (size_t i = 0; i < unique.size(); ++i)
-    for (const auto& hop : first_routes[i])
-      route_links[i].emplace_back((*graphs.front())[hop.edge].name, hop.forward);
+    for (size_t h = first_routes.begin[i]; h < first_routes.begin[i + 1]; ++h)
+      route_links[i].emplace_back(*name_at[first_routes.slots[h] / 2], first_routes.slots[h] % 2);
   // One graph at a time, as RouteFinder's edge index caches one graph.
   for (size_t m = 1; m < graphs.size(); ++m) {
     const FabricGraph& graph = *graphs[m];
@@ -216,6 +224,18 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
 
 } // namespace
 
+bool distinct_pairs_first(const std::vector<std::pair<long long, long long>>& pairs) {
+  std::unordered_set<std::pair<long long, long long>, RankPairHash> seen;
+  bool repeats = false; // a pair seen before: every later new pair comes too late
+  for (const auto& pair : pairs) {
+    const bool distinct = pair.first != pair.second && seen.insert(pair).second;
+    if (distinct && repeats)
+      return false;
+    repeats = repeats || !distinct;
+  }
+  return true;
+}
+
 size_t Platform::epoch_at(double t_s) const {
   size_t e = 0;
   while (e + 1 < epoch_start_s.size() && epoch_start_s[e + 1] <= t_s)
@@ -227,8 +247,7 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<FabricGraph>& later_graphs,
                         const std::vector<double>& later_start_s, const RouteNeeds& needs,
-                        topologies::RouteFinder* finder,
-                        const std::vector<std::vector<topologies::RouteHop>>* pair_routes) {
+                        topologies::RouteFinder* finder, const topologies::FlatRoutes* pair_routes) {
   if (!is_star(graph)) {
     std::vector<const FabricGraph*> graphs{&graph};
     std::vector<double> start_s{0.0};

@@ -61,6 +61,11 @@ struct Platform {
 using RouteNeeds =
     std::function<std::vector<std::pair<long long, long long>>(const collectives::RouteLinks& routes)>;
 
+// Whether the distinct pairs of `pairs` (src != dst, first appearance) are its first entries. Balanced
+// routes depend only on the requests before them, so a new finder's routes for all of `pairs`, in
+// order, then begin with the platform's own: `pair_routes` below serve, and no finder is needed.
+bool distinct_pairs_first(const std::vector<std::pair<long long, long long>>& pairs);
+
 // `needs`: see RouteNeeds; without it SimGrid carries every pair. `finder`: a RouteFinder of `graph`
 // whose searches may serve (its loads are cleared first: the routes are those of a new finder).
 // `pair_routes`: a new finder's routes for `pairs` in order, if known (collective: auto estimated
@@ -70,6 +75,6 @@ Platform build_platform(const topologies::FabricGraph& graph, const std::vector<
                         const std::vector<topologies::FabricGraph>& later_graphs = {},
                         const std::vector<double>& later_start_s = {}, const RouteNeeds& needs = nullptr,
                         topologies::RouteFinder* finder = nullptr,
-                        const std::vector<std::vector<topologies::RouteHop>>* pair_routes = nullptr);
+                        const topologies::FlatRoutes* pair_routes = nullptr);
 
 } // namespace memwall::sim

@@ -190,6 +190,10 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   for (const auto& round : choice.schedule.rounds)
     for (const auto& f : round.flows)
       pairs.emplace_back(f.src, f.dst);
+  // The platform's routes are the chosen estimate's: its finder (its searches are most of auto's memory)
+  // goes now, so that the platform reuses that memory rather than touching new pages.
+  if (choice.flow_routes.size() == pairs.size() && distinct_pairs_first(pairs))
+    choice.routes.reset();
   std::vector<double> speeds = gpu_speed_factors(s);
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
@@ -210,7 +214,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
     needs = nullptr;
   const Platform platform =
       build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, choice.routes.get(),
-                     choice.flow_routes.empty() ? nullptr : &choice.flow_routes);
+                     choice.flow_routes.size() == 0 ? nullptr : &choice.flow_routes);
   choice.routes.reset(); // its searches and routes are no longer needed
   choice.flow_routes = {};
   std::optional<trace::TraceBuffer> trace;

@@ -4,6 +4,7 @@
 // through SimGrid (MEMWALL_SIMULATE_MESSAGES=1), which must agree on every number they print.
 #include "collectives/link_privacy.hpp"
 #include "sim/engine/isolated_run.hpp"
+#include "sim/engine/platform_builder.hpp"
 #include "sim/scenario_text.hpp"
 #include "test_support.hpp"
 
@@ -192,4 +193,15 @@ TEST_CASE("collective auto runs bit for bit as the algorithm it picks (its route
     for (const char* key : {"sim_wall_s", "activities_per_s", "file", "name"})
       record->erase(key);
   CHECK(with_auto.dump() == named.dump());
+}
+
+TEST_CASE("auto's routes serve the platform only where the distinct pairs come first") {
+  // A route depends on the requests before it: the estimate routes every flow in order, the platform
+  // each distinct pair once. Their routes agree only while no repeated pair came before a new one.
+  using Pairs = std::vector<std::pair<long long, long long>>;
+  CHECK(sim::distinct_pairs_first(Pairs{{0, 1}, {1, 0}, {0, 1}, {1, 0}}));   // a ring's second phase
+  CHECK(sim::distinct_pairs_first(Pairs{}));
+  CHECK_FALSE(sim::distinct_pairs_first(Pairs{{0, 1}, {0, 1}, {1, 2}}));     // (1, 2) after a repeat
+  CHECK_FALSE(sim::distinct_pairs_first(Pairs{{0, 0}, {0, 1}}));             // a GPU to itself is no route
+  CHECK(sim::distinct_pairs_first(Pairs{{0, 1}, {2, 3}, {1, 1}}));
 }

@@ -203,6 +203,23 @@ TEST_CASE("batched routes equal routes requested one by one, on every catalog fa
     // And the loads they leave behave alike: the next route, one by one, is the same after either.
     const auto gv = topologies::gpu_vertices(graph);
     CHECK(same(one_by_one.route(gv[1], gv.back()), batched.route(gv[1], gv.back())));
+    // Flat, as link directions (2 x edge index + direction), the same routes: from a new finder, and
+    // from a finder already used, walked on loads of its own that start empty.
+    topologies::RouteFinder flat(graph);
+    std::vector<long long> own_loads(batched.load_slots(), 0);
+    for (const topologies::FlatRoutes& got_flat :
+         {flat.flat_routes(reqs), batched.flat_routes(reqs, own_loads)}) {
+      REQUIRE(got_flat.size() == expected.size());
+      size_t flat_differ = 0;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        std::vector<uint32_t> want;
+        for (const auto& hop : expected[i])
+          want.push_back(uint32_t(2 * topologies::edge_index(graph, hop.edge) + hop.forward));
+        flat_differ += want != std::vector<uint32_t>(got_flat.slots.begin() + long(got_flat.begin[i]),
+                                                     got_flat.slots.begin() + long(got_flat.begin[i + 1]));
+      }
+      CHECK(flat_differ == 0);
+    }
   }
 }
 
