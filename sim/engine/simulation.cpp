@@ -42,7 +42,7 @@ void configure_engine() {
 // each with a communication stream actor) they pass Linux's default limit of 65,530 mappings and
 // SimGrid aborts. Such runs go without the guard (the stacks are as deep as at 1,024 GPUs). Only
 // those: without guards, SimGrid's stacks are resident from the start. Set before the actors exist.
-void guard_stacks(long long actors) {
+void guard_stacks([[maybe_unused]] long long actors) { // unused in sanitized builds
 #ifndef MEMWALL_SANITIZE
   if (actors > 30000)
     sg4::Engine::set_config("contexts/guard-size:0");
