@@ -224,14 +224,19 @@ TEST_CASE("batched routes equal routes requested one by one, on every catalog fa
 }
 
 TEST_CASE("auto's estimates with one finder shared by the candidates equal estimates each with its own") {
-  const topologies::FabricSpec spec =
-      topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/fat-tree-2to1.yaml");
-  static const topologies::FabricGraph graph = topologies::build_fabric_graph(spec, 256);
-  const auto choice = collectives::choose_collective("auto", "topology", graph, 1e9);
-  REQUIRE(choice.estimates_s.size() == 4);
-  for (const auto& [name, t] : choice.estimates_s) {
-    INFO(name);
-    const auto alone = collectives::choose_collective(name, "topology", graph, 1e9);
-    CHECK(collectives::estimate_seconds(alone.schedule, graph) == t); // a fresh finder: bit for bit
+  // 256 GPUs: one thread; 4,096: the ring order and the largest candidate's walk on a second thread.
+  for (const auto& [fabric, gpus] :
+       {std::pair<const char*, long long>{"fat-tree-2to1", 256}, {"dgx-h100-ndr", 4096}}) {
+    INFO(fabric << " x " << gpus);
+    const topologies::FabricSpec spec =
+        topologies::load_fabric_file(topologies::fabric_catalog_dir() + "/" + fabric + ".yaml");
+    const topologies::FabricGraph graph = topologies::build_fabric_graph(spec, gpus);
+    const auto choice = collectives::choose_collective("auto", "topology", graph, 1e9);
+    REQUIRE(choice.estimates_s.size() == 4);
+    for (const auto& [name, t] : choice.estimates_s) {
+      INFO(name);
+      const auto alone = collectives::choose_collective(name, "topology", graph, 1e9);
+      CHECK(collectives::estimate_seconds(alone.schedule, graph) == t); // a fresh finder: bit for bit
+    }
   }
 }
