@@ -46,7 +46,7 @@ bool is_star(const FabricGraph& graph) {
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs,
-                               const RouteNeeds& needs, topologies::RouteFinder* finder,
+                               const RouteNeeds& needs, std::shared_ptr<topologies::RouteFinder> finder,
                                const topologies::FlatRoutes* pair_routes) {
   Platform platform;
   platform.epoch_start_s = start_s;
@@ -60,29 +60,25 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   const size_t n = gpu_nodes.size();
   // The first epoch's routes, before any SimGrid object: which of them SimGrid will carry decides
   // the zone (a full zone keeps a table of (hosts)^2 routes, 512 MiB at 8,192 GPUs, even empty).
-  topologies::FlatRoutes first_routes; // of the distinct pairs
   // A route depends only on the requests before it: if the distinct pairs are the first ones asked
-  // for, a batch of all pairs has already routed them (distinct_pairs_first, read off `unique`).
-  bool known = pair_routes && pair_routes->size() == pairs.size();
-  for (size_t i = 0; known && i < unique.size(); ++i)
-    known = size_t(pairs[i].first) == unique[i].first && size_t(pairs[i].second) == unique[i].second;
-  if (known) {
-    first_routes.begin.assign(pair_routes->begin.begin(),
-                              pair_routes->begin.begin() + static_cast<std::ptrdiff_t>(unique.size() + 1));
-    first_routes.slots.assign(pair_routes->slots.begin(),
-                              pair_routes->slots.begin() +
-                                  static_cast<std::ptrdiff_t>(first_routes.begin.back()));
-  } else {
+  // for, a batch of all pairs has already routed them, and its first unique.size() routes are theirs.
+  const bool known = pair_routes && pair_routes->size() == pairs.size() && distinct_pairs_first(pairs);
+  topologies::FlatRoutes found;
+  if (!known) {
     std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> requests;
     for (const auto& [src, dst] : unique)
       requests.emplace_back(gpu_nodes[src], gpu_nodes[dst]);
     if (finder) {
       finder->clear_loads();
-      first_routes = finder->flat_routes(requests);
+      found = finder->flat_routes(requests);
     } else {
-      first_routes = topologies::RouteFinder(*graphs.front()).flat_routes(requests);
+      found = topologies::RouteFinder(*graphs.front()).flat_routes(requests);
     }
   }
+  const topologies::FlatRoutes& first_routes = known ? *pair_routes : found; // route i: unique[i]'s
+  // The finder's searches are most of `auto`'s memory: gone before SimGrid's objects, which then reuse
+  // that memory rather than touch new pages.
+  finder.reset();
   std::vector<bool> carried(unique.size(), true); // by SimGrid
   if (needs && graphs.size() == 1) {
     collectives::RouteLinks ids;
@@ -247,7 +243,8 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<FabricGraph>& later_graphs,
                         const std::vector<double>& later_start_s, const RouteNeeds& needs,
-                        topologies::RouteFinder* finder, const topologies::FlatRoutes* pair_routes) {
+                        std::shared_ptr<topologies::RouteFinder> finder,
+                        const topologies::FlatRoutes* pair_routes) {
   if (!is_star(graph)) {
     std::vector<const FabricGraph*> graphs{&graph};
     std::vector<double> start_s{0.0};
@@ -255,7 +252,8 @@ Platform build_platform(const FabricGraph& graph, const std::vector<double>& gpu
       graphs.push_back(&later_graphs[i]);
       start_s.push_back(later_start_s.at(i));
     }
-    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs, needs, finder, pair_routes);
+    return build_routed_platform(graphs, start_s, gpu_flops_per_s, pairs, needs, std::move(finder),
+                                 pair_routes);
   }
   Platform platform;
   const auto gpus = topologies::gpu_vertices(graph);

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -63,18 +64,19 @@ using RouteNeeds =
 
 // Whether the distinct pairs of `pairs` (src != dst, first appearance) are its first entries. Balanced
 // routes depend only on the requests before them, so a new finder's routes for all of `pairs`, in
-// order, then begin with the platform's own: `pair_routes` below serve, and no finder is needed.
+// order, then begin with the platform's own: `pair_routes` below serve.
 bool distinct_pairs_first(const std::vector<std::pair<long long, long long>>& pairs);
 
 // `needs`: see RouteNeeds; without it SimGrid carries every pair. `finder`: a RouteFinder of `graph`
-// whose searches may serve (its loads are cleared first: the routes are those of a new finder).
+// whose searches may serve (its loads are cleared first: the routes are those of a new finder),
+// released once the routes are known.
 // `pair_routes`: a new finder's routes for `pairs` in order, if known (collective: auto estimated
 // them): where the distinct pairs are the first ones, their routes are those.
 Platform build_platform(const topologies::FabricGraph& graph, const std::vector<double>& gpu_flops_per_s,
                         const std::vector<std::pair<long long, long long>>& pairs,
                         const std::vector<topologies::FabricGraph>& later_graphs = {},
                         const std::vector<double>& later_start_s = {}, const RouteNeeds& needs = nullptr,
-                        topologies::RouteFinder* finder = nullptr,
+                        std::shared_ptr<topologies::RouteFinder> finder = nullptr,
                         const topologies::FlatRoutes* pair_routes = nullptr);
 
 } // namespace memwall::sim

@@ -190,10 +190,6 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   for (const auto& round : choice.schedule.rounds)
     for (const auto& f : round.flows)
       pairs.emplace_back(f.src, f.dst);
-  // The platform's routes are the chosen estimate's: its finder (its searches are most of auto's memory)
-  // goes now, so that the platform reuses that memory rather than touching new pages.
-  if (choice.flow_routes.size() == pairs.size() && distinct_pairs_first(pairs))
-    choice.routes.reset();
   std::vector<double> speeds = gpu_speed_factors(s);
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
@@ -213,10 +209,9 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   if (!s.link_events.empty() || output.tracing() || simulate_every_message())
     needs = nullptr;
   const Platform platform =
-      build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, choice.routes.get(),
+      build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, std::move(choice.routes),
                      choice.flow_routes.size() == 0 ? nullptr : &choice.flow_routes);
-  choice.routes.reset(); // its searches and routes are no longer needed
-  choice.flow_routes = {};
+  choice.flow_routes = {}; // no longer needed
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
