@@ -1,5 +1,7 @@
 #include "input_node.hpp"
 
+#include "yaml_checks.hpp"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -73,6 +75,7 @@ InputNode InputNode::load_file(const std::string& path) {
 }
 
 InputNode InputNode::load_string(const std::string& text, const std::string& file_label) {
+  check_yaml_text(text, file_label); // duplicate keys and text that is not UTF-8
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull())
@@ -118,10 +121,8 @@ void InputNode::check_keys(const std::vector<std::string_view>& allowed) const {
       std::string list;
       for (auto a : allowed)
         list += (list.empty() ? "" : ", ") + std::string(a);
-      // The key as one short line: a mangled file can make a key of many lines.
-      std::string shown = key.substr(0, std::min(key.find('\n'), size_t{80}));
-      if (shown.size() < key.size())
-        shown += "...";
+      // The key as one short printable line: a mangled file can make a key of many lines.
+      const std::string shown = printable(key, 80);
       const std::string path = key_path_.empty() ? shown : key_path_ + "." + shown;
       throw InputError(file_, item.first.Mark().line + 1, path, "unknown key (allowed here: " + list + ")");
     }
@@ -182,12 +183,9 @@ std::string InputNode::describe_value() const {
     return "a list";
   if (node_.IsNull())
     return "nothing";
-  // At most one line of a value is quoted back: a value may be a whole file read by mistake.
-  std::string text = node_.Scalar();
-  const size_t end = std::min(text.find('\n'), size_t{80});
-  if (end < text.size())
-    text = text.substr(0, end) + "...";
-  return "'" + text + "'";
+  if (key_path_.empty()) // a whole file that parsed as one text: its contents are never echoed
+    return "a whole file of text, not a mapping of keys (its contents are not shown)";
+  return quoted(node_.Scalar());
 }
 
 std::string InputNode::as_string() const {
@@ -287,7 +285,7 @@ std::string InputNode::as_one_of(std::initializer_list<std::string_view> choices
     list.append(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ").append(c);
     ++i;
   }
-  fail("expected " + list + ", got '" + text + "'");
+  fail("expected " + list + ", got " + quoted(text));
 }
 
 double InputNode::as_positive_quantity(Dimension dimension) const {

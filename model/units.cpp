@@ -1,5 +1,7 @@
 #include "units.hpp"
 
+#include "input_error.hpp"
+
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -64,11 +66,14 @@ std::optional<double> factor_for(std::string_view unit, Dimension dimension) {
     return std::nullopt;
   }
   case Dimension::Power:
-    if (unit == "W")
-      return 1.0;
-    if (unit == "kW")
-      return 1e3;
-    return std::nullopt;
+    {
+      // The README's power limits run from 1 mW to 10 MW: every unit in that span is accepted.
+      constexpr std::array<UnitFactor, 4> powers{{{"mW", 1e-3}, {"W", 1.0}, {"kW", 1e3}, {"MW", 1e6}}};
+      for (const auto& p : powers)
+        if (unit == p.suffix)
+          return p.factor;
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
@@ -90,7 +95,7 @@ std::string dimension_examples(Dimension dimension) {
   case Dimension::Energy:
     return "60pJ, 0.9pJ or a number in joules";
   case Dimension::Power:
-    return "400W or a number in watts";
+    return "400W, 1.2kW, 2MW or a number in watts";
   }
   return "";
 }
@@ -103,9 +108,8 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dimension,
   double value = 0.0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || !std::isfinite(value)) {
-    std::string message("'"); // built by appends: GCC 12 warns (-Wrestrict, falsely) on "'" + std::string
-    message.append(text)
-        .append("' is not a quantity (expected e.g. ")
+    std::string message = quoted(text); // built by appends: GCC 12 warns (-Wrestrict, falsely) on "'" + std::string
+    message.append(" is not a quantity (expected e.g. ")
         .append(dimension_examples(dimension))
         .append(")");
     *error = std::move(message);
@@ -118,7 +122,7 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dimension,
     return value;
   auto factor = factor_for(unit, dimension);
   if (!factor) {
-    *error = "unknown unit '" + std::string(unit) + "' (expected e.g. " + dimension_examples(dimension) + ")";
+    *error = "unknown unit " + quoted(unit) + " (expected e.g. " + dimension_examples(dimension) + ")";
     return std::nullopt;
   }
   return value * *factor;

@@ -46,7 +46,7 @@ def main():
     memwall = sys.argv[1]
     failures, cases = 0, 0
     for path in sorted(glob.glob(os.path.join(HERE, "bad-scenarios", "*.yaml"))):
-        line, key = open(path).readline().split()[2:4]
+        line, key = open(path, errors="replace").readline().split()[2:4]
         for cmd in ([memwall, "validate", path], [memwall, "run", path]):
             cases += 1
             for problem in check(cmd, path, line, key):

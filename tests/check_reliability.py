@@ -10,6 +10,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 failures = []
 
 
@@ -83,6 +84,22 @@ def check_output(memwall, tmp):
         expect(not os.path.exists(path), f"{args[0]} {target} on a full disk left a partial file")
         expect("cannot write" in p.stderr, f"{args[0]} {target}: no write error reported: {p.stderr[-300:]}")
         no_leftovers(tmp, f"{args[0]} {target} on a full disk")
+    # A run that fails after one output was finished leaves neither: the trace is written before the
+    # timeline, so a limit between their sizes lets the trace through and stops the timeline.
+    trace, timeline = os.path.join(tmp, "both.h5"), os.path.join(tmp, "both.json")
+    longer = write(tmp, "longer.yaml", SCENARIO.replace("layers: 2,", "layers: 16,").replace("microbatches: 1", "microbatches: 8"))
+    subprocess.run([memwall, "run", longer, "--trace", trace, "--timeline", timeline], capture_output=True,
+                   check=True)
+    trace_bytes, timeline_bytes = os.path.getsize(trace), os.path.getsize(timeline)
+    os.unlink(trace)
+    os.unlink(timeline)
+    expect(trace_bytes < timeline_bytes, f"test set-up: trace {trace_bytes} B not smaller than timeline {timeline_bytes} B")
+    p = subprocess.run([memwall, "run", longer, "--trace", trace, "--timeline", timeline], capture_output=True,
+                       text=True, preexec_fn=full_disk((trace_bytes + timeline_bytes) // 2), timeout=120)
+    expect(p.returncode == 1, f"trace + timeline, the timeline's write failing: exit {p.returncode}")
+    expect(not os.path.exists(trace) and not os.path.exists(timeline),
+           f"a run that failed after writing its trace left {[f for f in (trace, timeline) if os.path.exists(f)]}")
+    no_leftovers(tmp, "trace written, timeline failed")
     # A previous file survives a failed rewrite.
     results = os.path.join(tmp, "r1.csv")
     subprocess.run([memwall, "sweep", sweep, "--out", results], capture_output=True, check=True)
@@ -212,6 +229,37 @@ def check_hostile(memwall, tmp):
                f"{args}: the error names no file: {err[:1]}")
         expect("internal error" not in p.stderr, f"{args}: internal error: {p.stderr[:300]!r}")
     expect(not os.path.exists(os.path.join(tmp, "r.csv")), "a refused sweep left a results file")
+    # A directory of a good scenario and a symlink loop: the good one validates, the loop is warned of.
+    mixed = os.path.join(tmp, "mixed")
+    os.makedirs(mixed)
+    write(mixed, "good.yaml", SCENARIO)
+    os.symlink("loop-b.yaml", os.path.join(mixed, "loop-a.yaml"))
+    os.symlink("loop-a.yaml", os.path.join(mixed, "loop-b.yaml"))
+    p = run(memwall, "validate", mixed)
+    expect(p.returncode == 0 and "good.yaml: ok" in p.stdout, f"validate of a folder with a loop: exit {p.returncode}")
+    for name in ("loop-a.yaml", "loop-b.yaml"):
+        expect(re.search(rf"memwall: warning: .*{name}: skipped", p.stderr) is not None,
+               f"the skipped {name} is not warned of: {p.stderr!r}")
+    # Counts on the command line within the input limits, the bound printed plainly.
+    fabric = os.path.join(ROOT, "topologies", "dgx-h100-ndr.yaml")
+    for gpus in ("0", "131073", "4294967296", "1e400"):
+        p = run(memwall, "topo", fabric, "--gpus", gpus)
+        expect(p.returncode == 2, f"topo --gpus {gpus}: exit {p.returncode}")
+        expect(len(p.stderr) < 300 and not re.search(r"\d{20}", p.stderr),
+               f"topo --gpus {gpus}: {p.stderr!r}")
+    expect("131072" in run(memwall, "topo", fabric, "--gpus", "0").stderr, "the --gpus limit is not named")
+    # Values quoted back are one printable line: no newline, escape or bell reaches the terminal, and a
+    # file's contents are never echoed.
+    hostile_values = {"gpu": '"\\e[31mA100\\a\\nGB"', "cluster": "{gpus: 4, fabric: /etc/passwd}",
+                      "name": "'" + "n" * 5000 + "'"}
+    for key, value in hostile_values.items():
+        text = re.sub(rf"(?m)^{key}: .*$", lambda m: f"{key}: {value}", SCENARIO)
+        p = run(memwall, "validate", write(tmp, f"hostile-{key}.yaml", text))
+        err = p.stderr.strip().splitlines()
+        expect(key == "name" or p.returncode == 2, f"hostile {key}: exit {p.returncode}")
+        expect(len(err) <= 1 and len(p.stderr) < 1500, f"hostile {key}: {len(err)} lines, {len(p.stderr)} chars")
+        expect(not re.search(r"[\x00-\x09\x0b-\x1f\x7f]", p.stderr), f"hostile {key}: a control character: {p.stderr!r}")
+        expect("root:" not in p.stderr + p.stdout, f"hostile {key}: /etc/passwd echoed: {p.stderr!r}")
 
 
 MODES = {"hostile": check_hostile, "output": check_output, "parent-killed": check_parent_killed, "merge": check_merge,

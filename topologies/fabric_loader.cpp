@@ -191,9 +191,10 @@ const std::string& fabric_catalog_dir() {
 FabricSpec parse_fabric(const InputNode& node) {
   if (node.is_scalar()) {
     const std::string text = node.as_string();
-    if (text.empty() || text.size() > 255 || text.find('\n') != std::string::npos) // not a name or path: quote a line
-      node.fail("expected a fabric name, a fabric file or a mapping, got '" + text.substr(0, std::min(text.find('\n'), size_t{80})) +
-                "...'");
+    if (node.key_path().empty()) // a whole file that is one text (e.g. /etc/passwd): never quoted back
+      node.fail("not a fabric file: the file is text, not a mapping of keys (its contents are not shown)");
+    if (text.empty() || text.size() > 255 || text.find('\n') != std::string::npos) // not a name or path
+      node.fail("expected a fabric name, a fabric file or a mapping, got " + model::quoted(text));
     const auto path = resolve_fabric_path(node);
     // A fabric file may name another; a chain that comes back to a file it passed is a cycle.
     thread_local std::vector<std::string> chain;

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "model/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -9,11 +10,21 @@
 
 namespace {
 
+// Command-line counts within the README's input limits: a bare PositiveNumber check printed its
+// bound as a 300-digit number, and `topo --gpus` took 2^32 and ran out of memory.
+constexpr long long kMaxJobs = 1024;
+constexpr long long kMaxShards = 100000; // as many as a sweep has points
+constexpr long long kMaxTop = 10000;     // as a plan file's `top`
+
+CLI::Range count_range(long long limit) {
+  return CLI::Range(1LL, limit);
+}
+
 void add_slurm_options(CLI::App* app, memwall::cli::SlurmOptions& o) {
   app->add_flag("--slurm", o.submit, "submit as a SLURM array job (one shard per task) and a merge job into --out");
   app->add_flag("--slurm-dry-run", o.dry_run, "print the SLURM job scripts and sbatch commands instead");
   app->add_option("--shards", o.shards, "with --slurm: array tasks (default: points, at most 16)")
-      ->check(CLI::PositiveNumber);
+      ->check(count_range(kMaxShards));
   app->add_option("--sbatch-args", o.sbatch_args, "with --slurm: more sbatch options, e.g. \"-p batch -t 60\"");
 }
 
@@ -34,7 +45,7 @@ int main(int argc, char** argv) {
   run->add_option("--trace-level", run_options.trace_level, "step | microbatch | layer | message (default: layer)");
   run->add_option("--timeline", run_options.timeline_path, "write a Perfetto / Chrome trace-event JSON timeline");
   run->add_option("--timeline-gpus", run_options.timeline_gpus, "GPUs shown in the timeline (default: 64)")
-      ->check(CLI::PositiveNumber);
+      ->check(count_range(memwall::sim::kMaxGpus));
 
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "check scenario files without running them");
@@ -44,7 +55,7 @@ int main(int argc, char** argv) {
   auto* sweep = app.add_subcommand("sweep", "run every point of a sweep file, each in its own process");
   sweep->add_option("file", sweep_options.file, "sweep file (base scenario + sweep: keys -> lists)")->required();
   sweep->add_option("--out", sweep_options.out, "results file (.csv or .h5), rewritten after every point")->required();
-  sweep->add_option("-j,--jobs", sweep_options.jobs, "points run in parallel")->check(CLI::PositiveNumber);
+  sweep->add_option("-j,--jobs", sweep_options.jobs, "points run in parallel")->check(count_range(kMaxJobs));
   sweep->add_flag("--resume", sweep_options.resume, "skip points already done in --out");
   sweep->add_option("--shard", sweep_options.shard, "run only the K-th of M slices of the points (K/M)");
   add_slurm_options(sweep, sweep_options.slurm);
@@ -54,8 +65,8 @@ int main(int argc, char** argv) {
   auto* plan = app.add_subcommand("plan", "find the fastest layout that fits, per fabric: estimate all, simulate the best");
   plan->add_option("file", plan_options.file, "plan file (a scenario with search: ranges, fabrics: [...])")->required();
   plan->add_option("--top", plan_options.top, "layouts simulated per fabric (default: the plan's top, else 5)")
-      ->check(CLI::PositiveNumber);
-  plan->add_option("-j,--jobs", plan_options.jobs, "simulations run in parallel")->check(CLI::PositiveNumber);
+      ->check(count_range(kMaxTop));
+  plan->add_option("-j,--jobs", plan_options.jobs, "simulations run in parallel")->check(count_range(kMaxJobs));
   plan->add_option("--out", plan_options.out, "results file (.csv or .h5), rewritten after every simulation");
   plan->add_flag("--resume", plan_options.resume, "skip layouts already simulated in --out");
   plan->add_option("--shard", plan_options.shard, "simulate only the K-th of M slices of the layouts (K/M)");
@@ -66,7 +77,7 @@ int main(int argc, char** argv) {
   merge->add_option("--out", merge_options.out, "merged results file (.csv or .h5)")->required();
   merge->add_option("inputs", merge_options.inputs, "shard results files")->required();
   merge->add_option("--shards", merge_options.shards, "the inputs are M shards (K/M): name each missing point's shard")
-      ->check(CLI::PositiveNumber);
+      ->check(count_range(kMaxShards));
   merge->add_flag("--allow-missing", merge_options.allow_missing,
                   "exit 0 even when points are missing or failed (they are listed)");
 
@@ -74,7 +85,7 @@ int main(int argc, char** argv) {
   auto* topo = app.add_subcommand("topo", "summarise a fabric (file or scenario) and write GraphViz");
   topo->add_option("file", topo_options.file, "fabric file (topologies/*.yaml) or scenario")->required();
   topo->add_option("--gpus", topo_options.gpus, "GPU count (star, nvlink-node and cluster fabrics)")
-      ->check(CLI::PositiveNumber);
+      ->check(count_range(memwall::sim::kMaxGpus));
   topo->add_option("--dot", topo_options.dot, "write the graph in GraphViz DOT format");
 
   auto* tables = app.add_subcommand("tables", "print the seed's Tables 1-6 from memwall's closed-form model");
@@ -82,6 +93,11 @@ int main(int argc, char** argv) {
   auto* models = app.add_subcommand("models", "list the model catalog with parameter counts and FLOPs per token");
   auto* curves = app.add_subcommand("curves", "print the curves of the seed's figure as JSON (analysis/seed_figure.py)");
 
+  // A parse error quotes the user's argument: printed through the one sanitiser, on one line.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "memwall: error: " + memwall::model::printable_message(e.what()) + "\n" +
+           "Run with --help for more information.\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -109,10 +125,10 @@ int main(int argc, char** argv) {
       return models_command();
     return run_command(run_options); // `run`, or no subcommand: the default job
   } catch (const memwall::model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "memwall: internal error: " << e.what() << "\n";
+    std::cerr << "memwall: internal error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitInternal;
   }
 }

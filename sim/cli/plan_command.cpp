@@ -179,7 +179,7 @@ int plan_command(const PlanOptions& options) {
                               "no layout meets the constraints on " + p.label + " (" + why + ")");
     }
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
 
@@ -224,10 +224,10 @@ int plan_command(const PlanOptions& options) {
     try {
       sweep::submit_to_slurm(request);
     } catch (const model::InputError& e) {
-      std::cerr << "memwall: error: " << e.what() << "\n";
+      std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
       return kExitBadInput;
     } catch (const std::exception& e) {
-      std::cerr << "memwall: error: " << e.what() << "\n";
+      std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
       return kExitInternal;
     }
     return kExitOk;
@@ -239,7 +239,7 @@ int plan_command(const PlanOptions& options) {
       check_resumable(previous, spec, by_point, options.out);
       results = previous;
     } catch (const std::exception& e) {
-      std::cerr << "memwall: error: " << e.what() << "\n";
+      std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
       return kExitBadInput;
     }
   }
@@ -267,7 +267,7 @@ int plan_command(const PlanOptions& options) {
     if (!options.out.empty())
       sweep::save_results(results, options.out);
   } catch (const std::exception& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitInternal;
   }
   const int stopped = sweep::run_points_reporting(
@@ -289,7 +289,7 @@ int plan_command(const PlanOptions& options) {
       for (const auto& path : plan::write_best_layouts(options.write_best, spec, plans, points, results))
         std::cerr << "memwall: wrote " << path << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "memwall: error: " << e.what() << "\n";
+      std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
       return kExitInternal;
     }
   }

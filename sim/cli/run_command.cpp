@@ -20,13 +20,22 @@ std::string default_scenario_path() { return std::string(MEMWALL_SOURCE_DIR) + "
 
 namespace {
 
+// The scenario files of a path; entries of a directory that are skipped (a symlink loop) are warned of.
+std::vector<std::string> files_of(const std::string& path) {
+  std::vector<std::string> skipped;
+  auto files = sim::scenario_files(path, &skipped);
+  for (const auto& s : skipped)
+    std::cerr << "memwall: warning: " << s << "\n";
+  return files;
+}
+
 // Loads every scenario first, so that bad input (or a plan that does not fit in memory) stops the
 // run before anything is simulated.
 std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool allow_oom) {
   const auto& catalog = model::GpuCatalog::builtin();
   std::vector<sim::Scenario> scenarios;
   for (const auto& path : paths)
-    for (const auto& file : sim::scenario_files(path)) {
+    for (const auto& file : files_of(path)) {
       scenarios.push_back(sim::load_scenario(file, catalog));
       sim::check_memory(scenarios.back(), allow_oom);
       for (const auto& warning : scenarios.back().warnings)
@@ -81,7 +90,7 @@ int run_command(const RunOptions& options) {
     scenarios = load_all(options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths,
                          options.allow_oom);
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
   sim::OutputOptions output;
@@ -91,7 +100,7 @@ int run_command(const RunOptions& options) {
     output.timeline_gpus = options.timeline_gpus;
     output.trace_level = trace::parse_trace_level(options.trace_level);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "memwall: error: --trace-level: " << e.what() << "\n";
+    std::cerr << "memwall: error: --trace-level: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
   try { // a bad output path is bad input, found before anything is simulated
@@ -104,7 +113,7 @@ int run_command(const RunOptions& options) {
         if (!target->empty() && output::same_file(*target, s.file))
           throw model::InputError(*target, 0, "--trace", "is the scenario file itself");
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
   if (output.tracing() && scenarios.size() != 1) {
@@ -127,7 +136,7 @@ int run_command(const RunOptions& options) {
       }
       std::cout.flush();
     } catch (const std::exception& e) {
-      std::cerr << "memwall: error: " << e.what() << "\n";
+      std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
       code = kExitInternal;
     }
   }
@@ -140,7 +149,7 @@ int validate_command(const std::vector<std::string>& paths) {
     std::vector<std::string> scenario_paths;
     std::vector<std::string> lines;
     for (const auto& path : paths)
-      for (const auto& file : sim::scenario_files(path)) {
+      for (const auto& file : files_of(path)) {
         const model::InputNode root = model::InputNode::load_file(file);
         if (!root.is_map() || !root.has("sweep")) {
           scenario_paths.push_back(file);
@@ -160,7 +169,7 @@ int validate_command(const std::vector<std::string>& paths) {
     for (const auto& line : lines)
       std::cout << line << "\n";
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
   return kExitOk;

@@ -99,10 +99,10 @@ int sweep_command(const SweepOptions& options) {
       return kExitOk;
     }
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitInternal;
   }
   ResultsTable results(result_columns(spec));
@@ -112,7 +112,7 @@ int sweep_command(const SweepOptions& options) {
       check_resumable(previous, results, spec, options.out);
       results = previous;
     } catch (const std::exception& e) {
-      std::cerr << "memwall: error: " << e.what() << "\n";
+      std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
       return kExitBadInput;
     }
   }
@@ -134,7 +134,7 @@ int sweep_command(const SweepOptions& options) {
     } catch (const model::InputError& raw) {
       const model::InputError e = sweep::locate_in_sweep(spec, p, raw);
       results.set_row(p.index, row_for(spec, p, width, e.what(), nullptr));
-      std::cerr << "memwall: point " << p.index << " is invalid: " << e.what() << "\n";
+      std::cerr << "memwall: point " << p.index << " is invalid: " << memwall::model::printable_message(e.what()) << "\n";
       ++failed;
       continue;
     }
@@ -146,7 +146,7 @@ int sweep_command(const SweepOptions& options) {
   try {
     sweep::save_results(results, options.out);
   } catch (const std::exception& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitInternal;
   }
   const int stopped = sweep::run_points_reporting(
@@ -235,10 +235,10 @@ int merge_command(const MergeOptions& options) {
       }
     }
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
   std::vector<long long> missing, failed;
@@ -250,7 +250,7 @@ int merge_command(const MergeOptions& options) {
   try {
     sweep::save_results(merged, out);
   } catch (const std::exception& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitInternal;
   }
   std::cerr << "memwall: merged " << merged.rows().size() << " of " << std::max(total, 0LL) << " point(s) from "

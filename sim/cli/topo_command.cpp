@@ -70,7 +70,7 @@ int topo_command(const TopoOptions& options) {
       std::cout << "wrote " << options.dot << "\n";
     }
   } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
   return kExitOk;

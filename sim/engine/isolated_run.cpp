@@ -18,9 +18,10 @@ namespace memwall::sim {
 
 namespace {
 
-// State for the signal handler: the running child and the temporary files it may be writing.
+// State for the signal handler: the running child and the temporary files it may be writing
+// (slots 0-1: the writers' own temporaries of the staged trace and timeline; 2-3: the staged files).
 volatile sig_atomic_t g_child = 0;
-char g_tmp_paths[2][4096];
+char g_tmp_paths[4][4096];
 
 void stop_child_and_clean(int signal_number) {
   if (g_child > 0)
@@ -36,6 +37,13 @@ void remember_tmp(int slot, const std::string& final_path, pid_t writer) {
   std::snprintf(g_tmp_paths[slot], sizeof g_tmp_paths[slot], "%s", tmp.c_str());
 }
 
+// Where the child writes an output file: beside it under a name of the parent's, moved into place
+// by the parent only once the whole run has succeeded. A run that fails after its trace was written
+// (its result could not be sent, the child died) leaves no complete-looking trace behind.
+std::string staged_path(const std::string& final_path) {
+  return final_path.empty() ? "" : output::temporary_path(final_path, ::getpid()) + ".staged";
+}
+
 void write_all(int fd, const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {
@@ -48,7 +56,10 @@ void write_all(int fd, const std::string& text) {
 
 } // namespace
 
-nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& output) {
+nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& final_output) {
+  OutputOptions output = final_output;
+  output.trace_path = staged_path(final_output.trace_path);
+  output.timeline_path = staged_path(final_output.timeline_path);
   int fds[2];
   if (::pipe(fds) != 0)
     throw std::runtime_error("cannot create a pipe for the simulation process");
@@ -74,7 +85,8 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& outpu
       reply = {{"error", e.what()}};
       code = 1;
     }
-    write_all(fds[1], reply.dump());
+    // Text that is not UTF-8 (a path given on the command line) is replaced, not a reason to die.
+    write_all(fds[1], reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     ::close(fds[1]);
     std::fflush(nullptr);
     ::_exit(code);
@@ -82,6 +94,8 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& outpu
   ::close(fds[1]);
   remember_tmp(0, output.trace_path, pid);
   remember_tmp(1, output.timeline_path, pid);
+  std::snprintf(g_tmp_paths[2], sizeof g_tmp_paths[2], "%s", output.trace_path.c_str());
+  std::snprintf(g_tmp_paths[3], sizeof g_tmp_paths[3], "%s", output.timeline_path.c_str());
   g_child = pid;
   struct sigaction action {};
   action.sa_handler = stop_child_and_clean;
@@ -102,14 +116,29 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& outpu
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
-  for (const char* path : g_tmp_paths) // a child that died while writing leaves its temporary file
+  // Only a run that succeeded moves its staged outputs into place; every other ending removes them,
+  // and the temporary file of a child that died while writing.
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !text.empty();
+  nlohmann::json reply;
+  std::string error;
+  if (!ok)
+    error = text.empty() ? "the simulation process died (status " + std::to_string(status) + ")" : "";
+  if (!text.empty()) {
+    reply = nlohmann::json::parse(text, nullptr, false);
+    if (reply.is_discarded())
+      error = "the simulation process sent an unreadable result";
+    else if (reply.contains("error"))
+      error = reply["error"].get<std::string>();
+  }
+  for (const auto& [staged, final_path] :
+       {std::pair{output.trace_path, final_output.trace_path}, {output.timeline_path, final_output.timeline_path}})
+    if (!staged.empty() && error.empty() && ::rename(staged.c_str(), final_path.c_str()) != 0)
+      error = "cannot move the finished " + final_path + " into place";
+  for (const char* path : g_tmp_paths)
     if (path[0])
       ::unlink(path);
-  if (text.empty())
-    throw std::runtime_error(scenario.file + ": the simulation process died (status " + std::to_string(status) + ")");
-  nlohmann::json reply = nlohmann::json::parse(text);
-  if (reply.contains("error"))
-    throw std::runtime_error(scenario.file + ": " + reply["error"].get<std::string>());
+  if (!error.empty())
+    throw std::runtime_error(scenario.file + ": " + error);
   return reply;
 }
 

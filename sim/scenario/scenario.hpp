@@ -89,7 +89,7 @@ model::MemoryFootprint stage_memory(const Scenario& scenario, long long stage);
 void check_memory(const Scenario& scenario, bool allow_oom);
 
 // A file, or every *.yaml / *.yml file of a directory in name order.
-std::vector<std::string> scenario_files(const std::string& path);
+std::vector<std::string> scenario_files(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 // The scenario's model: `arch` as the loader set it, or the seed's layer of `shape` where code built
 // or changed the shape alone (unit tests, benchmarks).

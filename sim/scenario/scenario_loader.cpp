@@ -331,7 +331,7 @@ Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog
   return s;
 }
 
-std::vector<std::string> scenario_files(const std::string& path) {
+std::vector<std::string> scenario_files(const std::string& path, std::vector<std::string>* warnings) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -339,17 +339,29 @@ std::vector<std::string> scenario_files(const std::string& path) {
   if (!fs::is_directory(path, ec))
     return {path};
   std::vector<std::string> files;
+  std::vector<std::string> skipped;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     const auto ext = entry.path().extension();
-    std::error_code entry_ec; // a symlink loop is no scenario: skipped, not an internal error
-    if (entry.is_regular_file(entry_ec) && (ext == ".yaml" || ext == ".yml"))
+    if (ext != ".yaml" && ext != ".yml")
+      continue;
+    // A symlink loop, a dangling link, a FIFO or a folder named *.yaml is no scenario: skipped, and
+    // said, so that a directory run never quietly covers fewer files than the user put there.
+    std::error_code entry_ec;
+    if (entry.is_regular_file(entry_ec))
       files.push_back(entry.path().string());
+    else
+      skipped.push_back(model::printable(entry.path().string(), 200) + ": skipped, not a regular file" +
+                        (entry_ec ? " (" + entry_ec.message() + ")" : std::string()));
   }
   if (ec)
     throw model::InputError(path, 0, "", "cannot list the directory: " + ec.message());
   std::sort(files.begin(), files.end());
+  std::sort(skipped.begin(), skipped.end());
   if (files.empty())
-    throw model::InputError(path, 0, "", "the directory holds no .yaml scenario");
+    throw model::InputError(path, 0, "", "the directory holds no .yaml scenario" +
+                                             (skipped.empty() ? std::string() : " (" + skipped.front() + ")"));
+  if (warnings)
+    warnings->insert(warnings->end(), skipped.begin(), skipped.end());
   return files;
 }
 

@@ -2,6 +2,7 @@
 
 #include "process_pool.hpp"
 #include "progress.hpp"
+#include "model/input_error.hpp"
 #include "sim/output/safe_file.hpp"
 
 #include <signal.h>
@@ -111,7 +112,7 @@ int run_points_reporting(const std::vector<PointJob>& points, int jobs, Progress
     return 128 + stop.signal_number;
   } catch (const std::exception& e) {
     progress.finish();
-    std::cerr << "memwall: error: " << e.what() << "\n";
+    std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return 1;
   }
   progress.finish();

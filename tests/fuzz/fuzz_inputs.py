@@ -2,11 +2,18 @@
 """A seeded mutation fuzzer of memwall's inputs: scenario, fabric, sweep and plan files.
 
 Each mutant of a shipped file goes through `memwall validate` (scenarios, sweeps), `memwall topo`
-(fabrics) or `memwall plan --top 1` (plans); a scenario that validates is also run. Whatever the input, memwall must exit 0 or 2 (never
-1, an internal error, on input; never a signal), name a file in its error, and stay within the time
-and memory bounds. Failing mutants are kept in --keep DIR to reproduce them.
+(fabrics) or `memwall plan --top 1` (plans); a scenario that validates is also run. Whatever the
+input, memwall must exit 0 or 2 (never 1, an internal error, on input; never a signal), name a file in
+one short, printable error line (no control character, no terminal escape), leave no output file
+behind when it fails, and stay within the time and memory bounds. Failing mutants are kept in --keep
+DIR to reproduce them.
 
-Usage: fuzz_inputs.py MEMWALL [--seconds 120] [--seed 1] [--keep DIR]
+The same mutants run on every machine: --mutants per shipped file, each file's mutants drawn from a
+generator seeded by (--seed, the file's name), sized so that the ctest fits its time on a slow 2-core
+machine. A fuzzer that ran for a time budget reached further on a fast machine, and failed there on a
+mutant a slow one never saw. PINNED mutants (found by earlier runs) are always run first.
+
+Usage: fuzz_inputs.py MEMWALL [--mutants 40] [--seed 1] [--keep DIR] [--sanitized]
 """
 import argparse
 import os
@@ -16,15 +23,35 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
+import zlib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 HOSTILE_VALUES = ["0", "-1", "1e9", "1e-324", "5e-324s", "inf", "nan", ".nan", "-.inf", "''", "[]", "{}", "~",
                   "9223372036854775807", "18446744073709551616", "1e400GB/s", "0GB/s", "1e30TFLOP/s", "1.5",
                   "x" * 5000, "/etc/passwd", "/dev/zero", ".", "..", "&a [*a]", "[1, [2, [3]]]", "true",
                   "4294967296", "65537", "-0", "0x10", "1_000", "'\\0'", "!!binary AAAA", "*undefined"]
+# Text that must never reach a terminal raw, and bytes that are not UTF-8 (written through
+# surrogateescape: "\udcff" is the byte 0xff).
+HOSTILE_VALUES += ['"\\e[31mred\\a"', '"two\\nlines"', "'\x1b]0;title\x07'", "caf\udce9", "\udcff\udcfe",
+                   '"\\u0085next"', "x\x7f"]
+# Valid but huge: at or near the input limits.
+HOSTILE_VALUES += ["131072", "131073", "10000", "100000", "1000000", "1000000000"]
 HOSTILE_LINES = ["[a]: 1", "{x: 1}: 2", "? [k]\n: v", "<<: *nothing", "%YAML 9.9", "---\n---", "\t- tab",
                  "key: [unclosed", "'quote"]
+# Mutants that found problems once, run first on every machine: (kind, shipped file, what to change).
+PINNED = [
+    # A plan whose base is a 5,000-character name: its message quoted the name whole (5,111 characters).
+    ("plan", "scenarios/plan-megatron/02-gpt-3p6b-64gpu.yaml", lambda t: re.sub(r"(?m)^base: .*$", "base: " + "x" * 5000, t)),
+    # A key edited lower in the file: the first one won, silently.
+    ("scenario", "scenarios/worked-example/2-one-sequence.yaml", lambda t: t + "model:\n  layers: 64\n"),
+    # A name that is not UTF-8: the run went through, then died writing its results.
+    ("scenario", "scenarios/worked-example/2-one-sequence.yaml", lambda t: t.replace('name: "', 'name: "\udcff', 1)),
+    # Escapes, a bell and a line break in a value quoted by an error.
+    ("scenario", "scenarios/worked-example/2-one-sequence.yaml",
+     lambda t: t.replace("gpu: A100-80GB", 'gpu: "\\e[31mA100\\a\\nGB"', 1)),
+    # A fabric that is a file of text, not YAML keys: its contents were echoed.
+    ("scenario", "scenarios/worked-example/2-one-sequence.yaml", lambda t: t.replace("gpus: 1", "gpus: 1\n  fabric: /etc/passwd")),
+]
 MEMORY_LIMIT_BYTES = 8 << 30
 TIME_LIMIT_S = 30
 
@@ -49,7 +76,7 @@ def seeds():
 def mutate(text, rng):
     lines = text.splitlines()
     for _ in range(rng.randint(1, 3)):
-        op = rng.randrange(7)
+        op = rng.randrange(8)
         i = rng.randrange(len(lines)) if lines else 0
         if op == 0 and lines:  # a value replaced by a hostile one
             m = re.search(r"(:\s*|\[|,\s*|-\s+)([^,\[\]{}:#\s][^,\[\]{}#]*)", lines[i])
@@ -69,6 +96,11 @@ def mutate(text, rng):
         elif op == 6 and lines and lines[i]:
             k = rng.randrange(len(lines[i]))
             lines[i] = lines[i][:k] + rng.choice("{}[]:,-'\"&*!|>%@` \t0") + lines[i][k + 1:]
+        elif op == 7 and lines:  # a key written again further down, with a hostile value: a duplicate key
+            m = re.match(r"(\s*[\w.]+:\s*)\S", lines[i])
+            if m:
+                j = rng.randrange(i, len(lines) + 1)
+                lines.insert(j, m.group(1) + rng.choice(HOSTILE_VALUES))
     return "\n".join(lines) + "\n"
 
 
@@ -86,8 +118,9 @@ def peak_child_rss_bytes():
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
 
-def check(cmd, path):
-    """A problem with this memwall invocation, or None."""
+def check(cmd, path, outputs=()):
+    """A problem with this memwall invocation, or None. `outputs`: files it writes, none of which may
+    exist after it failed."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIME_LIMIT_S, preexec_fn=limits,
                            errors="replace")
@@ -99,6 +132,12 @@ def check(cmd, path):
         return f"killed by signal {-p.returncode}: {p.stderr[-300:]!r}"
     if p.returncode not in (0, 2):
         return f"exit {p.returncode}: {p.stderr[-300:]!r}"
+    if re.search(r"[\x00-\x09\x0b-\x1f\x7f\x80-\x9f\ufffd]", p.stderr):
+        return f"a control character in the messages: {p.stderr[-300:]!r}"
+    if p.returncode != 0:
+        left = [o for o in outputs if os.path.exists(o)]
+        if left:
+            return f"exit {p.returncode} left an output file behind: {left}"
     if p.returncode == 2:
         err = p.stderr.strip().splitlines()
         if not err or not err[-1].startswith("memwall: error: ") or "internal error" in p.stderr:
@@ -110,10 +149,24 @@ def check(cmd, path):
     return None
 
 
+def mutants(corpus, per_file, seed):
+    """(kind, origin, text) of every mutant: the pinned ones, then per_file of each shipped file, each
+    file's drawn from its own generator, so that a file's mutants do not depend on the others."""
+    for kind, rel, change in PINNED:
+        yield kind, os.path.join(ROOT, rel), change(open(os.path.join(ROOT, rel)).read())
+    for kind, origin in corpus:
+        rng = random.Random(seed * 1000003 + zlib.crc32(os.path.relpath(origin, ROOT).encode()))
+        text = open(origin).read()
+        for _ in range(per_file):
+            mutant = mutate(text, rng)
+            gpus = rng.choice([8, 16, 64])
+            yield kind, origin, mutant if kind != "fabric" else (mutant, gpus)
+
+
 def main():
     a = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     a.add_argument("memwall")
-    a.add_argument("--seconds", type=float, default=120)
+    a.add_argument("--mutants", type=int, default=40, help="mutants of each shipped file")
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--keep", default=None, help="folder for the mutants that found a problem")
     a.add_argument("--sanitized", action="store_true",
@@ -125,41 +178,47 @@ def main():
     if SANITIZED:  # ASan and UBSan run memwall 2-5x slower (a plan mutant enumerates hundreds of layouts)
         TIME_LIMIT_S *= 3
     memwall = os.path.abspath(args.memwall)
-    rng = random.Random(args.seed)
     corpus = seeds()
-    deadline = time.monotonic() + args.seconds
     tried, problems, ran = 0, [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        while time.monotonic() < deadline:
-            kind, origin = rng.choice(corpus)
+        for kind, origin, text in mutants(corpus, args.mutants, args.seed):
+            gpus = 16
+            if kind == "fabric":
+                text, gpus = text
             # Mutants live beside their origin's name, so relative references still resolve.
             path = os.path.join(tmp, f"mutant-{tried}.yaml")
-            text = mutate(open(origin).read(), rng).replace("../../topologies/", ROOT + "/topologies/")
+            text = text.replace("../../topologies/", ROOT + "/topologies/")
             text = text.replace("../validation-megatron/", ROOT + "/scenarios/validation-megatron/")
-            open(path, "w").write(text)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(text)
             tried += 1
             if kind == "fabric":
-                cmds = [[memwall, "topo", path, "--gpus", str(rng.choice([8, 16, 64]))]]
+                cmds = [[memwall, "topo", path, "--gpus", str(gpus)]]
             elif kind == "plan":
                 cmds = [[memwall, "plan", path, "--top", "1"]]
             else:
                 cmds = [[memwall, "validate", path]]
             for cmd in cmds:
                 problem = check(cmd, path)
-                if problem is None and kind == "scenario" and tried % 4 == 0:
+                if problem is None and kind == "scenario" and (tried <= len(PINNED) or tried % 4 == 1):
                     ok = subprocess.run([memwall, "validate", path], capture_output=True).returncode == 0
                     if ok:  # a valid scenario also runs (no --allow-oom: a plan over HBM is exit 2)
                         ran += 1
-                        problem = check([memwall, "run", "--json", path], path)
+                        timeline = os.path.join(tmp, "timeline.json")
+                        problem = check([memwall, "run", "--json", path, "--timeline", timeline], path, [timeline])
+                        if os.path.exists(timeline):
+                            os.unlink(timeline)
                 if problem:
                     problems.append((origin, problem))
                     print(f"PROBLEM {os.path.basename(origin)} mutant {tried}: {problem}")
                     if args.keep:
                         os.makedirs(args.keep, exist_ok=True)
-                        open(os.path.join(args.keep, f"mutant-{tried}.yaml"), "w").write(text)
+                        with open(os.path.join(args.keep, f"mutant-{tried}.yaml"), "w", encoding="utf-8",
+                                  errors="surrogateescape") as f:
+                            f.write(text)
             os.unlink(path)
-    print(f"fuzz: {tried} mutants of {len(corpus)} files (seed {args.seed}), {ran} simulated, "
-          f"{len(problems)} problem(s)")
+    print(f"fuzz: {tried} mutants ({len(PINNED)} pinned, {args.mutants} of each of {len(corpus)} files, "
+          f"seed {args.seed}), {ran} simulated, {len(problems)} problem(s)")
     print(f"{tried - len(problems)} passed, {len(problems)} failed")
     return 1 if problems else 0
 

@@ -43,6 +43,12 @@ TEST_CASE("times, sizes, rates, energies, powers") {
   CHECK(quantity("2.25PFLOP/s", Dimension::FlopRate) == rel(2.25e15));
   CHECK(quantity("60pJ", Dimension::Energy) == rel(60e-12));
   CHECK(quantity("400W", Dimension::Power) == 400.0);
+  // The README's power limits run from 1 mW to 10 MW: both ends can be written in their own unit.
+  CHECK(quantity("1mW", Dimension::Power) == rel(1e-3));
+  CHECK(quantity("10MW", Dimension::Power) == rel(1e7));
+  CHECK(quantity("1.2kW", Dimension::Power) == rel(1200.0));
+  CHECK(rejected("5GW", Dimension::Power));
+  CHECK(rejected("5w", Dimension::Power));
   CHECK(rejected("80Gb", Dimension::Bytes));
   CHECK(rejected("5", Dimension::Time) == false);
 }
