@@ -186,6 +186,18 @@ BAD = {
                        "unknown model"),
     "bad-value.yaml": ("base: {base}\nsearch:\n  activation_recompute: [none, sometimes]\n", 3,
                        "search.activation_recompute", "sometimes"),
+    # A fabric entry that loads but cannot hold the cluster: its own line in the plan, not the first
+    # fabric's line (an inline torus) or the base scenario's (a catalog torus).
+    "small-inline-fabric.yaml": ("base: {base}\nfabrics:\n  - dgx-a100-hdr\n  - {{kind: torus, dims: [2, 2, 2], "
+                                 "bandwidth: 45GB/s, latency: 1us}}\nsearch:\n  tensor: [1, 2]\n", 4, "fabrics[1]",
+                                 "the torus dimensions hold 8 GPUs"),
+    "small-catalog-fabric.yaml": ("base: {base32}\nfabrics:\n  - dgx-a100-hdr\n  - tpu-v4-torus\nsearch:\n"
+                                  "  tensor: [1, 2]\n", 4, "fabrics[1]", "tpu-v4-torus"),
+    # Six axes of 1,500 values: the count overflowed to a negative number that passed the limit.
+    "overflowing-grid.yaml": ("base: {base}\nsearch:\n" + "".join(
+        f"  {k}: [{', '.join(str(v) for v in range(1, 1501))}]\n"
+        for k in ("tensor", "pipeline", "context", "expert", "micro_batch", "virtual_stages")), 3, "search",
+        "over the limit of 1000000"),
     "nothing-fits.yaml": ("base: {big}\ncluster: {{gpus: 64}}\nbatch: {{global_batch: 64, micro_batch: 1}}\n"
                           "search:\n  tensor: [4, 8]\n  pipeline: [1, 2, 4, 8]\n", 5, "search",
                           "closest, TP 8 PP 8"),
@@ -195,9 +207,10 @@ BAD = {
 def bad(memwall, tmp):
     base = os.path.join(ROOT, "scenarios", "validation-megatron", "02-gpt-3p6b-64gpu.yaml")
     big = os.path.join(ROOT, "scenarios", "validation-megatron", "10-gpt-1008p0b-3072gpu.yaml")
+    base32 = os.path.join(ROOT, "scenarios", "validation-megatron", "01-gpt-1p7b-32gpu.yaml")
     for name, (text, line, key, words) in BAD.items():
         path = os.path.join(tmp, name)
-        open(path, "w").write(text.format(base=base, big=big))
+        open(path, "w").write(text.format(base=base, big=big, base32=base32))
         out = os.path.join(tmp, name + ".csv")
         p = subprocess.run([memwall, "plan", path, "--out", out, "--write-best", os.path.join(tmp, "best-" + name)],
                            capture_output=True, text=True)

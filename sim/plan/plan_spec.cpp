@@ -4,6 +4,7 @@
 #include "topologies/fabric_loader.hpp"
 
 #include <filesystem>
+#include <limits>
 #include <set>
 
 namespace memwall::plan {
@@ -64,9 +65,14 @@ std::vector<YAML::Node> search_values(const InputNode& list, const SearchKey& ke
 } // namespace
 
 long long PlanSpec::candidates() const {
+  // Saturating: six axes of 1,500 values overflowed to a negative count that passed the limit.
   long long n = 1;
-  for (const SearchAxis& a : axes)
-    n *= static_cast<long long>(a.values.size());
+  for (const SearchAxis& a : axes) {
+    const auto size = static_cast<long long>(a.values.size());
+    if (size > 0 && n > std::numeric_limits<long long>::max() / size)
+      return std::numeric_limits<long long>::max();
+    n *= size;
+  }
   return n;
 }
 
@@ -174,9 +180,11 @@ PlanSpec load_plan(const std::string& path) {
           axis.values.emplace_back(p);
     }
   if (spec.candidates() > kMaxCandidates)
-    search.fail("the search has " + std::to_string(spec.candidates()) +
+    search.fail("the search has " +
+                (spec.candidates() == std::numeric_limits<long long>::max() ? "over 9 x 10^18"
+                                                                            : std::to_string(spec.candidates())) +
                 " layouts per fabric, over the limit of " + std::to_string(kMaxCandidates) +
-                "; narrow a range");
+                " (see the README, Input limits); narrow a range");
   if (auto top = root.optional_child("top"))
     spec.top = top->as_count(10000, "layouts");
   if (auto headroom = root.optional_child("headroom")) {
@@ -196,15 +204,20 @@ bool is_layout_error(const model::InputError& error) {
   return key.rfind("parallelism", 0) == 0 || key.rfind("batch", 0) == 0;
 }
 
-model::InputError locate_in_plan(const PlanSpec& spec, const model::InputError& error) {
+model::InputError locate_in_plan(const PlanSpec& spec, const model::InputError& error, size_t fabric) {
   const std::string& key = error.key();
   const InputNode& root = *spec.root;
+  // An error about the fabric (the candidate's `cluster.fabric`, or in the fabric's own file, e.g. a
+  // catalog torus too small for the cluster) is the plan's `fabrics:` entry that was being tried.
+  const bool in_candidate = error.file().rfind(spec.file + " (", 0) == 0;
+  if (root.has("fabrics") && fabric < spec.fabrics.size() && (key.rfind("cluster.fabric", 0) == 0 || !in_candidate))
+    return model::InputError(spec.file, spec.fabrics[fabric].line, "fabrics[" + std::to_string(fabric) + "]",
+                             "fabric " + model::quoted(spec.fabrics[fabric].label) + ": " +
+                                 (in_candidate ? error.reason() : std::string(error.what())));
   for (const SearchAxis& axis : spec.axes)
     if (key.rfind(kSearchKeys[axis.key].scenario_key, 0) == 0)
       return model::InputError(spec.file, axis.line, "search." + std::string(kSearchKeys[axis.key].name),
                                error.reason());
-  if (key.rfind("cluster.fabric", 0) == 0 && root.has("fabrics"))
-    return model::InputError(spec.file, spec.fabrics.front().line, "fabrics", error.reason());
   // The deepest part of the key the plan file has; else the base's.
   std::optional<InputNode> node = root;
   if (!root.has(key.substr(0, key.find_first_of(".["))) && root.has("base") && !root.child("base").is_map()) {

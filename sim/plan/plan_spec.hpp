@@ -67,8 +67,9 @@ struct PlanSpec {
 PlanSpec load_plan(const std::string& path);
 
 // Where an error in a candidate's scenario stands in the plan file: the search key's line for a
-// searched key, else the key's line in the plan file (or in its base scenario file).
-model::InputError locate_in_plan(const PlanSpec& spec, const model::InputError& error);
+// searched key, the `fabrics:` entry being tried (index `fabric`) for an error about the fabric, else
+// the key's line in the plan file (or in its base scenario file).
+model::InputError locate_in_plan(const PlanSpec& spec, const model::InputError& error, size_t fabric);
 
 // Whether an error of a candidate's scenario comes from the searched layout (a constraint the
 // candidate breaks) rather than from the plan's fixed keys (a bad plan file).

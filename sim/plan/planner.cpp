@@ -110,7 +110,7 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
             model::InputNode::load_string(text, spec.file + " (" + plan.label + ": " + label + ")"), catalog);
       } catch (const model::InputError& e) {
         if (!is_layout_error(e))
-          throw locate_in_plan(spec, e);
+          throw locate_in_plan(spec, e, f);
         ++plan.broken;
         ++plan.why[reason_kind(e)];
         continue;
