@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`memwall plan`, checked against independent runs.
 
-Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad
+Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad | precheck
 
 megatron: each plan of scenarios/plan-megatron (a Megatron-LM SC'21 Table 1 row's model, GPUs and
   global batch; search over TP, PP, interleaving, micro-batch). The best simulated layout must be at
@@ -13,6 +13,7 @@ shards: a plan run whole, and as two shards merged with `memwall merge`, give th
   value for value; --resume reruns nothing; --write-best writes a scenario that `memwall run` runs at
   the best layout's throughput; analysis/plot_plan.py draws the figure.
 bad: bad plan files exit 2 naming file, line and key, and write nothing.
+precheck: the layouts a search drops before building anything are those `validate` refuses, and why.
 """
 import csv
 import json
@@ -225,12 +226,62 @@ def bad(memwall, tmp):
         fail(f"nothing-fits: no shortfall figures: {p.stderr}")
 
 
+def precheck(memwall, tmp):
+    """The layouts `plan` drops before building anything are those `memwall validate` refuses, for the
+    same reasons: every layout of a small grid validated on its own, the refusals counted by key and
+    reason (numbers as N), against the plan's counts."""
+    base = os.path.join(ROOT, "scenarios", "validation-megatron", "01-gpt-1p7b-32gpu.yaml")
+    grid = {"tensor": [1, 2, 3, 8], "pipeline": [1, 2, 5], "virtual_stages": [1, 2, 5], "micro_batch": [16, 3],
+            "sharding": ["none", "zero3"]}
+    plan = os.path.join(tmp, "grid.yaml")
+    open(plan, "w").write(f"base: {base}\nsearch:\n" + "".join(f"  {k}: {v}\n".replace("'", "") for k, v in grid.items()) +
+                          "top: 1\n")
+    p = subprocess.run([memwall, "plan", plan, "--out", os.path.join(tmp, "grid.csv")], capture_output=True, text=True)
+    m = re.search(r"dgx-a100-hdr: (\d+) layouts, (\d+) break a constraint", p.stderr)
+    if p.returncode != 0 or not m:
+        fail(f"precheck: plan exit {p.returncode}: {p.stderr[-500:]}")
+        return
+    printed = {r: int(n) for n, r in re.findall(r"(?m)^memwall:   (\d+) x (.*)$", p.stderr)}
+    text = open(base).read()
+    refused = {}
+    import itertools
+    for values in itertools.product(*grid.values()):
+        v = dict(zip(grid, values))
+        scenario = re.sub(r"(?m)^batch: .*$", f"batch: {{global_batch: 512, micro_batch: {v['micro_batch']}}}", text)
+        scenario = re.sub(r"(?m)^training: .*$", f"training: {{sharding: {v['sharding']}, activation_recompute: full}}",
+                          scenario)
+        scenario += (f"parallelism: {{tensor: {v['tensor']}, pipeline: {v['pipeline']}, "
+                     f"virtual_stages: {v['virtual_stages']}}}\n")
+        path = os.path.join(tmp, "layout.yaml")
+        open(path, "w").write(scenario)
+        q = subprocess.run([memwall, "validate", path], capture_output=True, text=True)
+        if q.returncode == 0 or "does not fit in memory" in q.stderr:
+            continue
+        err = re.match(r"memwall: error: [^:]+:\d+: ([\w.]+): (.*)$", q.stderr.strip())
+        if not err:
+            fail(f"precheck: {v}: unexpected error {q.stderr!r}")
+            continue
+        kind = err.group(1) + ": " + re.sub(r"\d[\d.]*", "N", err.group(2))
+        refused[kind] = refused.get(kind, 0) + 1
+    total = 1
+    for values in grid.values():
+        total *= len(values)
+    if int(m.group(1)) != total or int(m.group(2)) != sum(refused.values()):
+        fail(f"precheck: plan counts {m.group(2)} of {m.group(1)} broken, validate refuses {sum(refused.values())} "
+             f"of {total}")
+    for reason, n in printed.items():
+        if refused.get(reason) != n:
+            fail(f"precheck: plan counts {n} x {reason!r}, validate {refused.get(reason)} (validate: {refused})")
+    print(f"precheck: {sum(refused.values())} of {total} layouts refused, {len(refused)} reasons, "
+          f"{len(printed)} printed by plan and matched")
+
+
 def main():
     memwall, mode = sys.argv[1], sys.argv[2]
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     with tempfile.TemporaryDirectory() as tmp:
         {"megatron": lambda: megatron(memwall, tmp, only), "shards": lambda: shards(memwall, tmp),
-         "bad": lambda: bad(memwall, tmp)}[mode]()
+         "bad": lambda: bad(memwall, tmp), "precheck": lambda: precheck(memwall, tmp)}[mode]()
     print("ok")
 
 

@@ -1,5 +1,6 @@
 #include "planner.hpp"
 
+#include "layout_precheck.hpp"
 #include "model/architecture.hpp"
 #include "model/seed_tables.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -33,10 +34,9 @@ std::string describe_layout(const sim::Scenario& s, long long micro_batch) {
   return text;
 }
 
-// The reason's kind, for the counts: its text with every number as N.
-std::string reason_kind(const model::InputError& e) {
+// The reason's kind, for the counts: its key and text with every number as N.
+std::string reason_kind(const std::string& key, const std::string& r) {
   std::string kind;
-  const std::string& r = e.reason();
   for (size_t i = 0; i < r.size(); ++i) {
     if (std::isdigit(static_cast<unsigned char>(r[i]))) {
       while (i + 1 < r.size() && (std::isdigit(static_cast<unsigned char>(r[i + 1])) || r[i + 1] == '.'))
@@ -46,15 +46,7 @@ std::string reason_kind(const model::InputError& e) {
       kind += r[i];
     }
   }
-  return e.key() + ": " + kind;
-}
-
-long long as_integer_or(const YAML::Node& node, long long fallback) {
-  try {
-    return node && node.IsScalar() ? node.as<long long>() : fallback;
-  } catch (const YAML::Exception&) {
-    return fallback;
-  }
+  return key + ": " + kind;
 }
 
 } // namespace
@@ -63,37 +55,33 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
   const auto& catalog = model::GpuCatalog::builtin();
   std::vector<FabricPlan> plans;
   const long long total = spec.candidates();
-  const YAML::Node cluster = spec.scenario["cluster"];
-  const long long gpus = cluster && cluster.IsMap() ? as_integer_or(cluster["gpus"], 0) : 0;
+  const LayoutPrecheck precheck(spec);
+  sim::FabricMemo fabrics; // each fabric read and built once, not once per layout
   for (size_t f = 0; f < spec.fabrics.size(); ++f) {
     FabricPlan plan;
     plan.label = spec.fabrics[f].label;
     plan.layouts = total;
     bool have_figures = false;
     FabricFigures figures;
+    std::vector<size_t> pick(spec.axes.size());
     for (long long index = 0; index < total; ++index) {
-      YAML::Node scenario = YAML::Clone(spec.scenario);
-      sweep::assign_dotted(scenario, "cluster.fabric", spec.fabrics[f].value);
-      std::vector<std::string> values;
       long long rest = index;
-      std::vector<size_t> pick(spec.axes.size());
       for (size_t a = spec.axes.size(); a-- > 0;) {
         pick[a] = static_cast<size_t>(rest % static_cast<long long>(spec.axes[a].values.size()));
         rest /= static_cast<long long>(spec.axes[a].values.size());
       }
-      long long ways = 1; // TP x PP x CP, for a check before any parsing
+      if (auto problem = precheck.problem(pick)) { // nothing built for a layout that cannot run
+        ++plan.broken;
+        ++plan.why[reason_kind(problem->key, problem->reason)];
+        continue;
+      }
+      YAML::Node scenario = YAML::Clone(spec.scenario);
+      sweep::assign_dotted(scenario, "cluster.fabric", spec.fabrics[f].value);
+      std::vector<std::string> values;
       for (size_t a = 0; a < spec.axes.size(); ++a) {
         const YAML::Node& value = spec.axes[a].values[pick[a]];
         sweep::assign_dotted(scenario, kSearchKeys[spec.axes[a].key].scenario_key, value);
         values.push_back(sweep::compact_yaml(value));
-        const std::string name = kSearchKeys[spec.axes[a].key].name;
-        if (name == "tensor" || name == "pipeline" || name == "context")
-          ways *= as_integer_or(value, 1);
-      }
-      if (gpus > 0 && gpus % ways != 0) {
-        ++plan.broken;
-        ++plan.why["parallelism: tensor x pipeline x context does not divide the GPUs"];
-        continue;
       }
       std::string label;
       for (size_t a = 0; a < spec.axes.size(); ++a)
@@ -107,12 +95,13 @@ std::vector<FabricPlan> enumerate_and_estimate(const PlanSpec& spec, const PlanP
       sim::Scenario s;
       try {
         s = sim::parse_scenario(
-            model::InputNode::load_string(text, spec.file + " (" + plan.label + ": " + label + ")"), catalog);
+            model::InputNode::load_string(text, spec.file + " (" + plan.label + ": " + label + ")"), catalog,
+            &fabrics);
       } catch (const model::InputError& e) {
         if (!is_layout_error(e))
           throw locate_in_plan(spec, e, f);
         ++plan.broken;
-        ++plan.why[reason_kind(e)];
+        ++plan.why[reason_kind(e.key(), e.reason())];
         continue;
       }
       Candidate c;

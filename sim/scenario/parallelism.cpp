@@ -15,19 +15,6 @@ namespace {
 
 std::string n(long long v) { return std::to_string(v); }
 
-// TP splits attention heads, key/value heads and the FFN's inner width over its GPUs
-// (Megatron-LM's column- and row-parallel layers): each must divide.
-void check_tensor_split(const InputNode& key, const model::ArchitectureSpec& m, long long tp) {
-  if (m.hidden % tp != 0)
-    key.fail("tensor " + n(tp) + " does not divide the hidden size " + n(m.hidden));
-  if (m.heads > 0 && m.heads % tp != 0)
-    key.fail("tensor " + n(tp) + " does not divide the " + n(m.heads) + " attention heads");
-  if (m.heads > 0 && model::kv_heads_of(m) % tp != 0)
-    key.fail("tensor " + n(tp) + " does not divide the " + n(model::kv_heads_of(m)) + " key/value heads");
-  if (model::ffn_hidden_of(m) % tp != 0)
-    key.fail("tensor " + n(tp) + " does not divide the FFN width " + n(model::ffn_hidden_of(m)));
-}
-
 std::array<Axis, model::kAxes> parse_placement(const InputNode& node) {
   std::array<Axis, model::kAxes> order{};
   const auto items = node.elements();
@@ -47,125 +34,178 @@ std::array<Axis, model::kAxes> parse_placement(const InputNode& node) {
   return order;
 }
 
-// The batch given as sequences: micro-batches per data-parallel replica follow from the layout.
-void resolve_sequence_batch(const InputNode& batch, Scenario& s) {
+// The batch given as sequences (`global_batch`, `micro_batch`), read; checked with the layout.
+void read_sequence_batch(const InputNode& batch, const Scenario& s, LayoutInputs& in) {
   if (!batch.has("global_batch") && !batch.has("micro_batch"))
     return;
-  const InputNode global = batch.child("global_batch");
-  const long long global_batch = global.as_count(kMaxTokens, "sequences");
-  const long long micro_batch =
-      batch.has("micro_batch") ? batch.child("micro_batch").as_count(kMaxTokens, "sequences") : 1;
+  in.global_batch = batch.child("global_batch").as_count(kMaxTokens, "sequences");
+  in.micro_batch = batch.has("micro_batch") ? batch.child("micro_batch").as_count(kMaxTokens, "sequences") : 1;
   if (s.arch.seq_len <= 0)
     batch.fail("a batch in sequences needs model.seq_len");
-  const long long data = s.layout.data;
-  if (global_batch % (data * micro_batch) != 0)
-    global.fail("global_batch " + n(global_batch) + " is not a multiple of data-parallel degree " + n(data) +
-                " x micro_batch " + n(micro_batch) + " = " + n(data * micro_batch));
-  s.global_batch = global_batch;
-  s.tokens_per_microbatch = double(micro_batch) * double(s.arch.seq_len);
-  s.microbatches = global_batch / (data * micro_batch);
-  if (s.microbatches > kMaxMicrobatches)
-    global.fail(n(s.microbatches) + " micro-batches per replica, over the limit of " + n(kMaxMicrobatches));
+}
+
+std::optional<LayoutProblem> problem(const char* key, std::string reason) {
+  return LayoutProblem{key, std::move(reason)};
 }
 
 } // namespace
 
-void parse_parallelism(const InputNode& root, Scenario& s) {
-  model::ParallelLayout& l = s.layout;
-  const InputNode batch = root.child("batch");
-  if (!root.has("parallelism")) {
-    l.data = s.gpus;
-    resolve_sequence_batch(batch, s);
-    return;
-  }
-  const InputNode node = root.child("parallelism");
-  node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
-                   "schedule", "context", "expert", "placement"});
-  auto degree = [&](const char* key) {
-    return node.has(key) ? node.child(key).as_count(kMaxGpus, "GPUs") : 1LL;
-  };
-  l.tensor = degree("tensor");
-  l.pipeline = degree("pipeline");
-  l.context = degree("context");
-  l.expert = degree("expert");
-  l.virtual_stages = node.has("virtual_stages") ? node.child("virtual_stages").as_count(kMaxLayers, "chunks") : 1;
-  if (auto c = node.optional_child("sequence_parallel"))
-    l.sequence_parallel = c->as_bool();
-  if (auto c = node.optional_child("tp_overlap"))
-    l.tp_overlap = c->as_bool();
-  if (auto c = node.optional_child("schedule"))
-    l.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
-  if (auto c = node.optional_child("placement"))
-    l.placement = parse_placement(*c);
-
+std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const LayoutInputs& in, long long* microbatches) {
+  const model::ArchitectureSpec& m = *in.arch;
   const long long model_ranks = l.tensor * l.pipeline * l.context;
-  if (s.gpus % model_ranks != 0)
-    node.fail("tensor " + n(l.tensor) + " x pipeline " + n(l.pipeline) + " x context " + n(l.context) + " = " +
-              n(model_ranks) + " does not divide the cluster's " + n(s.gpus) + " GPUs");
-  l.data = s.gpus / model_ranks;
-  if (l.tensor > 1)
-    check_tensor_split(node.child("tensor"), s.arch, l.tensor);
+  if (in.gpus % model_ranks != 0)
+    return problem("parallelism", "tensor " + n(l.tensor) + " x pipeline " + n(l.pipeline) + " x context " +
+                                      n(l.context) + " = " + n(model_ranks) + " does not divide the cluster's " +
+                                      n(in.gpus) + " GPUs");
+  l.data = in.gpus / model_ranks;
+  // TP splits attention heads, key/value heads and the FFN's inner width over its GPUs (Megatron-LM's
+  // column- and row-parallel layers): each must divide.
+  if (l.tensor > 1) {
+    const long long tp = l.tensor;
+    if (m.hidden % tp != 0)
+      return problem("parallelism.tensor", "tensor " + n(tp) + " does not divide the hidden size " + n(m.hidden));
+    if (m.heads > 0 && m.heads % tp != 0)
+      return problem("parallelism.tensor",
+                     "tensor " + n(tp) + " does not divide the " + n(m.heads) + " attention heads");
+    if (m.heads > 0 && model::kv_heads_of(m) % tp != 0)
+      return problem("parallelism.tensor", "tensor " + n(tp) + " does not divide the " +
+                                               n(model::kv_heads_of(m)) + " key/value heads");
+    if (model::ffn_hidden_of(m) % tp != 0)
+      return problem("parallelism.tensor",
+                     "tensor " + n(tp) + " does not divide the FFN width " + n(model::ffn_hidden_of(m)));
+  }
   if (l.sequence_parallel && l.tensor == 1)
-    node.child("sequence_parallel").fail("sequence parallelism splits the tensor-parallel group's element-wise work: "
-                                         "it needs tensor > 1");
-  if (l.context > 1 && (s.arch.seq_len <= 0 || s.arch.seq_len % (2 * l.context) != 0))
-    node.child("context").fail("context " + n(l.context) + " needs model.seq_len (" + n(s.arch.seq_len) +
-                               ") to split into 2 x context = " + n(2 * l.context) +
-                               " equal chunks (each rank takes one from each end, balancing causal attention)");
+    return problem("parallelism.sequence_parallel",
+                   "sequence parallelism splits the tensor-parallel group's element-wise work: it needs tensor > 1");
+  if (l.context > 1 && (m.seq_len <= 0 || m.seq_len % (2 * l.context) != 0))
+    return problem("parallelism.context",
+                   "context " + n(l.context) + " needs model.seq_len (" + n(m.seq_len) +
+                       ") to split into 2 x context = " + n(2 * l.context) +
+                       " equal chunks (each rank takes one from each end, balancing causal attention)");
   if (l.expert > 1) {
-    const InputNode key = node.child("expert");
-    if (s.arch.moe.experts == 0)
-      key.fail("expert parallelism needs an MoE model (model.moe)");
-    if (s.arch.moe.experts % l.expert != 0)
-      key.fail("expert " + n(l.expert) + " does not divide the " + n(s.arch.moe.experts) + " experts");
+    if (m.moe.experts == 0)
+      return problem("parallelism.expert", "expert parallelism needs an MoE model (model.moe)");
+    if (m.moe.experts % l.expert != 0)
+      return problem("parallelism.expert",
+                     "expert " + n(l.expert) + " does not divide the " + n(m.moe.experts) + " experts");
     if (l.data % l.expert != 0) // expert groups are carved out of the data-parallel replicas
-      key.fail("expert " + n(l.expert) + " does not divide the data-parallel degree " + n(l.data) +
-               " (gpus / (tensor x pipeline x context)); expert groups are made of data-parallel replicas");
-    if (s.arch.moe.imbalance > double(l.expert))
-      key.fail(model::format("moe.imbalance %g exceeds the expert-parallel degree %lld: the hot GPU cannot take "
-                             "more than all of its group's routed tokens",
-                             s.arch.moe.imbalance, l.expert));
+      return problem("parallelism.expert",
+                     "expert " + n(l.expert) + " does not divide the data-parallel degree " + n(l.data) +
+                         " (gpus / (tensor x pipeline x context)); expert groups are made of data-parallel replicas");
+    if (m.moe.imbalance > double(l.expert))
+      return problem("parallelism.expert",
+                     model::format("moe.imbalance %g exceeds the expert-parallel degree %lld: the hot GPU cannot "
+                                   "take more than all of its group's routed tokens",
+                                   m.moe.imbalance, l.expert));
   }
 
   // Pipeline stages and their layers.
-  const long long layers = s.arch.layers;
-  if (l.pipeline > layers)
-    node.child("pipeline").fail("pipeline " + n(l.pipeline) + " has more stages than the model's " + n(layers) +
-                                " layers");
-  if (auto c = node.optional_child("stage_layers")) {
-    l.stage_layers.clear();
-    for (const auto& item : c->elements())
-      l.stage_layers.push_back(item.as_count(kMaxLayers, "layers"));
+  if (l.pipeline > m.layers)
+    return problem("parallelism.pipeline",
+                   "pipeline " + n(l.pipeline) + " has more stages than the model's " + n(m.layers) + " layers");
+  if (!l.stage_layers.empty()) { // given
     if (l.stage_layers.size() != size_t(l.pipeline))
-      c->fail("stage_layers lists " + n(static_cast<long long>(l.stage_layers.size())) + " stages, pipeline is " +
-              n(l.pipeline));
+      return problem("parallelism.stage_layers", "stage_layers lists " +
+                                                     n(static_cast<long long>(l.stage_layers.size())) +
+                                                     " stages, pipeline is " + n(l.pipeline));
     const long long sum = std::accumulate(l.stage_layers.begin(), l.stage_layers.end(), 0LL);
-    if (sum != layers)
-      c->fail("stage_layers add up to " + n(sum) + " layers, the model has " + n(layers));
+    if (sum != m.layers)
+      return problem("parallelism.stage_layers",
+                     "stage_layers add up to " + n(sum) + " layers, the model has " + n(m.layers));
   } else {
-    l.stage_layers = model::default_stage_layers(layers, l.pipeline);
+    l.stage_layers = model::default_stage_layers(m.layers, l.pipeline);
   }
   if (l.virtual_stages > 1) {
-    const InputNode key = node.child("virtual_stages");
     if (l.pipeline == 1)
-      key.fail("virtual stages interleave a pipeline: they need pipeline > 1");
+      return problem("parallelism.virtual_stages", "virtual stages interleave a pipeline: they need pipeline > 1");
     if (l.gpipe)
-      key.fail("virtual stages run the interleaved 1F1B schedule, not gpipe");
+      return problem("parallelism.virtual_stages", "virtual stages run the interleaved 1F1B schedule, not gpipe");
     for (size_t st = 0; st < l.stage_layers.size(); ++st)
       if (l.stage_layers[st] % l.virtual_stages != 0)
-        key.fail("stage " + n(static_cast<long long>(st)) + " holds " + n(l.stage_layers[st]) + " layers, which " +
-                 n(l.virtual_stages) + " virtual stages cannot split evenly (a virtual stage with no or part of a layer)");
+        return problem("parallelism.virtual_stages",
+                       "stage " + n(static_cast<long long>(st)) + " holds " + n(l.stage_layers[st]) +
+                           " layers, which " + n(l.virtual_stages) +
+                           " virtual stages cannot split evenly (a virtual stage with no or part of a layer)");
   }
-
   // What the model-parallel engine does not do (yet): say so rather than simulate something else.
+  if (l.model_parallel() && (in.sharding == model::Sharding::Zero3 || in.sharding == model::Sharding::Zero2))
+    return problem("parallelism", std::string("with tensor or pipeline parallelism, sharding ") +
+                                      model::sharding_name(in.sharding) +
+                                      " is not simulated yet: use none or zero1 (Megatron-LM's distributed optimizer)");
+
+  // The batch in sequences: micro-batches per data-parallel replica follow from the layout.
+  *microbatches = in.microbatches;
+  if (in.global_batch > 0) {
+    if (in.global_batch % (l.data * in.micro_batch) != 0)
+      return problem("batch.global_batch", "global_batch " + n(in.global_batch) +
+                                               " is not a multiple of data-parallel degree " + n(l.data) +
+                                               " x micro_batch " + n(in.micro_batch) + " = " +
+                                               n(l.data * in.micro_batch));
+    *microbatches = in.global_batch / (l.data * in.micro_batch);
+    if (*microbatches > kMaxMicrobatches)
+      return problem("batch.global_batch", n(*microbatches) + " micro-batches per replica, over the limit of " +
+                                               n(kMaxMicrobatches));
+  }
+  if (l.virtual_stages > 1 && *microbatches % l.pipeline != 0)
+    return problem("parallelism.virtual_stages", "the interleaved schedule needs the micro-batches per replica (" +
+                                                     n(*microbatches) + ") to be a multiple of pipeline " +
+                                                     n(l.pipeline));
+  return std::nullopt;
+}
+
+void parse_parallelism(const InputNode& root, Scenario& s) {
+  model::ParallelLayout& l = s.layout;
+  const InputNode batch = root.child("batch");
+  LayoutInputs in;
+  in.gpus = s.gpus;
+  in.arch = &s.arch;
+  in.sharding = s.training.sharding;
+  in.microbatches = s.microbatches;
+  read_sequence_batch(batch, s, in);
+  std::optional<InputNode> node;
+  if (root.has("parallelism")) {
+    node = root.child("parallelism");
+    node->check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
+                      "schedule", "context", "expert", "placement"});
+    auto degree = [&](const char* key) {
+      return node->has(key) ? node->child(key).as_count(kMaxGpus, "GPUs") : 1LL;
+    };
+    l.tensor = degree("tensor");
+    l.pipeline = degree("pipeline");
+    l.context = degree("context");
+    l.expert = degree("expert");
+    l.virtual_stages = node->has("virtual_stages") ? node->child("virtual_stages").as_count(kMaxLayers, "chunks") : 1;
+    if (auto c = node->optional_child("sequence_parallel"))
+      l.sequence_parallel = c->as_bool();
+    if (auto c = node->optional_child("tp_overlap"))
+      l.tp_overlap = c->as_bool();
+    if (auto c = node->optional_child("schedule"))
+      l.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
+    if (auto c = node->optional_child("placement"))
+      l.placement = parse_placement(*c);
+    if (auto c = node->optional_child("stage_layers"))
+      for (const auto& item : c->elements())
+        l.stage_layers.push_back(item.as_count(kMaxLayers, "layers"));
+  }
+  if (auto p = check_layout(l, in, &s.microbatches)) {
+    // The key's own line: `parallelism.tensor`, `batch.global_batch`, ...
+    const std::string& key = p->key;
+    if (key.rfind("batch.", 0) == 0)
+      batch.child(key.substr(6)).fail(p->reason);
+    if (key == "parallelism")
+      node->fail(p->reason);
+    node->child(key.substr(std::string("parallelism.").size())).fail(p->reason);
+  }
+  if (!node)
+    l.stage_layers.clear(); // pure data parallelism has no pipeline stages to list (as before this check)
+  if (in.global_batch > 0) {
+    s.global_batch = in.global_batch;
+    s.tokens_per_microbatch = double(in.micro_batch) * double(s.arch.seq_len);
+  }
   if (l.model_parallel()) {
     if (!s.link_events.empty())
       root.child("cluster").child("link_events").fail("link events are simulated with data parallelism only, not with "
                                                       "tensor or pipeline parallelism");
-    if (s.training.sharding == model::Sharding::Zero3 || s.training.sharding == model::Sharding::Zero2)
-      node.fail(std::string("with tensor or pipeline parallelism, sharding ") +
-                model::sharding_name(s.training.sharding) +
-                " is not simulated yet: use none or zero1 (Megatron-LM's distributed optimizer)");
     if (s.training.overlap_bucketed)
       s.warnings.push_back(s.file + ": with tensor or pipeline parallelism the data-parallel gradient all-reduce runs "
                                     "after the pipeline flush (Megatron-LM 2021); overlap: bucketed is not applied");
@@ -174,10 +214,6 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
       s.warnings.push_back(s.file + ": tensor " + n(l.tensor) + " spans more than a node's " + n(per_node) +
                            " GPUs: its per-layer collectives cross the network");
   }
-  resolve_sequence_batch(batch, s);
-  if (l.virtual_stages > 1 && s.microbatches % l.pipeline != 0)
-    node.child("virtual_stages").fail("the interleaved schedule needs the micro-batches per replica (" +
-                                      n(s.microbatches) + ") to be a multiple of pipeline " + n(l.pipeline));
 }
 
 } // namespace memwall::sim

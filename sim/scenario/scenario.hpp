@@ -72,8 +72,19 @@ struct Scenario {
   int line = 0;                         // of the scenario's root, for messages
 };
 
+// Fabrics already read and built for a GPU count, by their text: `plan` parses one scenario per
+// candidate layout on the same fabric, and reading the fabric file and building its graph was most of
+// that work (82% at 3,072 GPUs). Only fabrics without link events are kept (those need the graph).
+struct FabricMemo {
+  struct Entry {
+    topologies::FabricSpec fabric;
+    model::FabricInventory inventory;
+  };
+  std::map<std::string, Entry> entries; // key: the fabric's text, the folder it is read from, the GPUs
+};
+
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog);
-Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog);
+Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo = nullptr);
 // A scenario's `model:` (a catalog model with `like:`, the seed's keys, or a described architecture).
 model::ArchitectureSpec parse_model(const model::InputNode& node);
 

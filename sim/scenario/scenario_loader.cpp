@@ -210,7 +210,7 @@ void check_memory(const Scenario& s, bool allow_oom) {
                                 "); set allow_oom: true or pass --allow-oom to run it anyway");
 }
 
-Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog) {
+Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo) {
   root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "parallelism",
                    "allow_oom", "measured", "power", "run", "cost"});
   Scenario s;
@@ -267,13 +267,29 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog)
   }
   if (auto c = cluster.optional_child("ring_order"))
     s.ring_order = c->as_one_of({"topology", "rank"});
-  if (auto c = cluster.optional_child("fabric")) {
+  std::string memo_key;
+  if (memo && cluster.has("fabric") && !cluster.has("link_events")) {
+    YAML::Emitter text;
+    text << YAML::Flow << cluster.child("fabric").yaml();
+    memo_key = std::string(text.c_str()) + "\n" + std::filesystem::path(root.file()).parent_path().string() + "\n" +
+               std::to_string(s.gpus);
+  }
+  const FabricMemo::Entry* known = nullptr;
+  if (!memo_key.empty())
+    if (auto hit = memo->entries.find(memo_key); hit != memo->entries.end())
+      known = &hit->second;
+  if (known) { // a relative fabric path resolves from the file's folder: part of the key
+    s.fabric = known->fabric;
+    s.inventory = known->inventory;
+  } else if (auto c = cluster.optional_child("fabric")) {
     s.fabric = topologies::parse_fabric(*c);
     const auto graph =
         topologies::build_fabric_graph(s.fabric, s.gpus); // validates ranks and connectivity now
     if (auto events = cluster.optional_child("link_events"))
       s.link_events = parse_link_events(*events, graph);
     s.inventory = fabric_inventory(graph, s.gpus);
+    if (!memo_key.empty())
+      memo->entries.emplace(memo_key, FabricMemo::Entry{s.fabric, s.inventory});
   } else if (s.gpus > 1) {
     cluster.fail("missing required key 'fabric' (needed when gpus > 1)");
   } else {
