@@ -9,6 +9,7 @@
 #include <numeric>
 #include <queue>
 #include <stdexcept>
+#include <tuple>
 
 namespace memwall::collectives {
 
@@ -18,8 +19,9 @@ namespace {
 // lowest rank among equal costs). It settles only the neighbourhood it needs, so a ring over N GPUs
 // costs N small searches, not N sweeps of the whole fabric. Relaxation and tie rules are those of
 // RouteFinder::costs_to, so the walk is the one a full sweep per step would give. Two shortcuts keep
-// a step's cost independent of N: nothing is relaxed from a vertex as expensive as the best GPU found
-// (edge costs are positive), and a switch's leaf GPUs (degree 1: never on another GPU's path) are
+// a step's cost independent of N: the search ends at the first unvisited GPU it settles (equal costs
+// are settled unvisited GPUs first, by rank; edge costs are positive, so nothing settled later is
+// cheaper), and a switch's leaf GPUs (degree 1: never on another GPU's path) are
 // kept sorted by (link cost, rank) with a cursor past the visited ones, so a switch offers only its
 // first unvisited leaf, the only one of them that can win.
 class NearestGpu {
@@ -58,50 +60,51 @@ public:
     for (topologies::FabricVertex v : touched_)
       cost_[v] = kUnreached;
     touched_.clear();
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+    Queue queue;
     const topologies::FabricVertex start = gpus_[size_t(rank)];
-    relax(start, 0.0, queue);
-    long long best = -1;
-    double best_cost = kUnreached;
+    relax(start, 0.0, visited, queue);
     while (!queue.empty()) {
-      const auto [c, u] = queue.top();
+      const auto [c, key, u] = queue.top();
       queue.pop();
       if (c > cost_[u])
         continue;
-      if (best >= 0 && c > best_cost)
-        break; // every GPU as cheap as the best has been settled
+      // Among equal costs, unvisited GPUs come first and by rank: the first one is the answer.
       const long long r = rank_of_[u];
-      if (r >= 0 && !visited[size_t(r)] && (best < 0 || r < best)) {
-        best = r;
-        best_cost = c;
-      }
-      if (best >= 0)
-        continue; // anything reached through u costs more than the best
+      if (r >= 0 && !visited[size_t(r)])
+        return r;
       for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
-        relax(out_target_[k], c + out_cost_[k], queue);
+        relax(out_target_[k], c + out_cost_[k], visited, queue);
       auto& list = leaves_[u];
       size_t& next = cursor_[u];
       while (next < list.size() && visited[size_t(list[next].second)])
         ++next;
       if (next < list.size())
-        relax(gpus_[size_t(list[next].second)], c + list[next].first, queue);
+        relax(gpus_[size_t(list[next].second)], c + list[next].first, visited, queue);
     }
-    return best;
+    return -1;
   }
 
 private:
-  using Item = std::pair<double, topologies::FabricVertex>;
+  // (cost, order key, vertex). The key orders equal costs: an unvisited GPU by its rank, before every
+  // other vertex. So the search stops at the first unvisited GPU it settles, without settling the
+  // rest of an equal-cost bucket: on a fat-tree whose GPUs also have NVLink (degree 2, not leaves),
+  // that bucket held every GPU of the fabric once a leaf's GPUs were visited, and the ring cost N^2/32
+  // settles (50 s of `topo` at 131,072 GPUs).
+  using Item = std::tuple<double, unsigned long long, topologies::FabricVertex>;
+  using Queue = std::priority_queue<Item, std::vector<Item>, std::greater<>>;
   static constexpr double kUnreached = std::numeric_limits<double>::infinity();
   bool is_leaf_gpu(topologies::FabricVertex v) const {
     return rank_of_[v] >= 0 && boost::out_degree(v, graph_) == 1;
   }
-  void relax(topologies::FabricVertex v, double through,
-             std::priority_queue<Item, std::vector<Item>, std::greater<>>& queue) {
+  void relax(topologies::FabricVertex v, double through, const std::vector<bool>& visited, Queue& queue) {
     if (through < cost_[v] && !topologies::same_route_cost(through, cost_[v])) {
       if (cost_[v] == kUnreached)
         touched_.push_back(v);
       cost_[v] = through;
-      queue.push({through, v});
+      const long long r = rank_of_[v];
+      const auto key = r >= 0 && !visited[size_t(r)] ? static_cast<unsigned long long>(r)
+                                                      : static_cast<unsigned long long>(gpus_.size() + v);
+      queue.push({through, key, v});
     }
   }
   const topologies::FabricGraph& graph_;
