@@ -67,23 +67,8 @@ LayoutPrecheck::LayoutPrecheck(const PlanSpec& spec) : spec_(spec) {
     } else if (auto m = batch.optional_child("microbatches")) {
       inputs_.microbatches = m->as_count(sim::kMaxMicrobatches, "micro-batches");
     }
-    if (auto p = root.optional_child("parallelism")) {
-      auto degree = [&](const char* key, long long limit, const char* what) {
-        return p->has(key) ? p->child(key).as_count(limit, what) : 1LL;
-      };
-      base_.tensor = degree("tensor", sim::kMaxGpus, "GPUs");
-      base_.pipeline = degree("pipeline", sim::kMaxGpus, "GPUs");
-      base_.context = degree("context", sim::kMaxGpus, "GPUs");
-      base_.expert = degree("expert", sim::kMaxGpus, "GPUs");
-      base_.virtual_stages = degree("virtual_stages", sim::kMaxLayers, "chunks");
-      if (auto c = p->optional_child("sequence_parallel"))
-        base_.sequence_parallel = c->as_bool();
-      if (auto c = p->optional_child("schedule"))
-        base_.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
-      if (auto c = p->optional_child("stage_layers"))
-        for (const auto& item : c->elements())
-          base_.stage_layers.push_back(item.as_count(sim::kMaxLayers, "layers"));
-    }
+    if (auto p = root.optional_child("parallelism"))
+      base_ = sim::read_layout(*p);
     usable_ = true;
   } catch (const std::exception&) {
     usable_ = false; // the full path reports what is wrong with the plan's fixed keys

@@ -153,6 +153,30 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
   return std::nullopt;
 }
 
+model::ParallelLayout read_layout(const InputNode& node) {
+  node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
+                   "schedule", "context", "expert", "placement"});
+  model::ParallelLayout l;
+  auto degree = [&](const char* key) { return node.has(key) ? node.child(key).as_count(kMaxGpus, "GPUs") : 1LL; };
+  l.tensor = degree("tensor");
+  l.pipeline = degree("pipeline");
+  l.context = degree("context");
+  l.expert = degree("expert");
+  l.virtual_stages = node.has("virtual_stages") ? node.child("virtual_stages").as_count(kMaxLayers, "chunks") : 1;
+  if (auto c = node.optional_child("sequence_parallel"))
+    l.sequence_parallel = c->as_bool();
+  if (auto c = node.optional_child("tp_overlap"))
+    l.tp_overlap = c->as_bool();
+  if (auto c = node.optional_child("schedule"))
+    l.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
+  if (auto c = node.optional_child("placement"))
+    l.placement = parse_placement(*c);
+  if (auto c = node.optional_child("stage_layers"))
+    for (const auto& item : c->elements())
+      l.stage_layers.push_back(item.as_count(kMaxLayers, "layers"));
+  return l;
+}
+
 void parse_parallelism(const InputNode& root, Scenario& s) {
   model::ParallelLayout& l = s.layout;
   const InputNode batch = root.child("batch");
@@ -165,27 +189,7 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   std::optional<InputNode> node;
   if (root.has("parallelism")) {
     node = root.child("parallelism");
-    node->check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
-                      "schedule", "context", "expert", "placement"});
-    auto degree = [&](const char* key) {
-      return node->has(key) ? node->child(key).as_count(kMaxGpus, "GPUs") : 1LL;
-    };
-    l.tensor = degree("tensor");
-    l.pipeline = degree("pipeline");
-    l.context = degree("context");
-    l.expert = degree("expert");
-    l.virtual_stages = node->has("virtual_stages") ? node->child("virtual_stages").as_count(kMaxLayers, "chunks") : 1;
-    if (auto c = node->optional_child("sequence_parallel"))
-      l.sequence_parallel = c->as_bool();
-    if (auto c = node->optional_child("tp_overlap"))
-      l.tp_overlap = c->as_bool();
-    if (auto c = node->optional_child("schedule"))
-      l.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
-    if (auto c = node->optional_child("placement"))
-      l.placement = parse_placement(*c);
-    if (auto c = node->optional_child("stage_layers"))
-      for (const auto& item : c->elements())
-        l.stage_layers.push_back(item.as_count(kMaxLayers, "layers"));
+    l = read_layout(*node);
   }
   if (auto p = check_layout(l, in, &s.microbatches)) {
     // The key's own line: `parallelism.tensor`, `batch.global_batch`, ...

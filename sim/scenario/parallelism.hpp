@@ -27,6 +27,10 @@ struct LayoutProblem {
   std::string reason;
 };
 
+// The `parallelism:` block as written (degrees, schedule, placement, stage_layers if given), each
+// value checked for its type and limit; what the values must satisfy together is check_layout's.
+model::ParallelLayout read_layout(const model::InputNode& node);
+
 // Every check of a layout that needs only numbers, in the order the loader reports them: the degrees
 // against the GPUs, the model's heads, widths, sequence, experts and layers, the pipeline's stages,
 // the sharding the model-parallel engine runs, and the batch. Sets l.data, l.stage_layers (Megatron's
