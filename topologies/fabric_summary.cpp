@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 namespace memwall::topologies {
 
@@ -62,11 +63,32 @@ double rank_halves_max_flow(const FabricGraph& graph) {
   return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink) * unit);
 }
 
-// The most hops between two GPUs: breadth-first searches from every GPU, 64 at a time, each vertex
-// holding one bit per search (reached or not), so a level of 64 searches is one pass over the links.
-// A search per GPU one by one cost N x (V + E): the 16k-GPU summary's largest part after the routes.
+// The GPUs whose searches decide the diameter: one of each set of twins (GPUs with the same
+// neighbours, e.g. a server's GPUs on one NVSwitch and one leaf). A twin is as far as its sibling from
+// every other vertex (a shortest path leaves either through the same neighbours) and 2 hops from the
+// sibling, which the sibling's own search already counts; so the others' searches add nothing.
+std::vector<FabricVertex> one_gpu_of_each_twin_set(const FabricGraph& graph) {
+  std::map<std::vector<FabricVertex>, FabricVertex> first_with;
+  std::vector<FabricVertex> out;
+  for (FabricVertex g : gpu_vertices(graph)) {
+    std::vector<FabricVertex> neighbours;
+    for (auto [e, end] = boost::out_edges(g, graph); e != end; ++e)
+      neighbours.push_back(boost::target(*e, graph));
+    std::sort(neighbours.begin(), neighbours.end());
+    neighbours.erase(std::unique(neighbours.begin(), neighbours.end()), neighbours.end());
+    if (neighbours.empty() || first_with.emplace(std::move(neighbours), g).second)
+      out.push_back(g); // a GPU without links is its own search (it reaches nothing: not connected)
+  }
+  return out;
+}
+
+// The most hops between two GPUs: breadth-first searches from one GPU of each twin set (above), 64 at
+// a time, each vertex holding one bit per search (reached or not), so a level of 64 searches is one
+// pass over the links. A search per GPU one by one cost N x (V + E): the 16k-GPU summary's largest
+// part after the routes; on a fat-tree whose servers' GPUs are twins, twins cut the searches by 8.
 int gpu_diameter_hops(const FabricGraph& graph) {
   const auto gpus = gpu_vertices(graph);
+  const auto sources = one_gpu_of_each_twin_set(graph);
   const size_t n = boost::num_vertices(graph);
   std::vector<char> is_gpu(n, 0);
   for (auto g : gpus)
@@ -80,14 +102,14 @@ int gpu_diameter_hops(const FabricGraph& graph) {
   }
   int diameter = 0;
   std::vector<uint64_t> seen(n), frontier(n), reached(n);
-  for (size_t first = 0; first < gpus.size(); first += 64) {
+  for (size_t first = 0; first < sources.size(); first += 64) {
     std::fill(seen.begin(), seen.end(), 0);
     std::fill(frontier.begin(), frontier.end(), 0);
     uint64_t all = 0;
-    for (size_t i = first; i < std::min(gpus.size(), first + 64); ++i) {
+    for (size_t i = first; i < std::min(sources.size(), first + 64); ++i) {
       const uint64_t bit = uint64_t(1) << (i - first);
-      seen[gpus[i]] |= bit;
-      frontier[gpus[i]] |= bit;
+      seen[sources[i]] |= bit;
+      frontier[sources[i]] |= bit;
       all |= bit;
     }
     for (int level = 1;; ++level) {
