@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
 #include "model/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -38,12 +39,14 @@ long long implied_gpus(const topologies::FabricSpec& spec) {
 int topo_command(const TopoOptions& options) {
   topologies::FabricSpec spec;
   long long gpus = options.gpus;
+  long long channels = 0; // a scenario's, else the fabric's default
   try {
     const model::InputNode root = model::InputNode::load_file(options.file);
     if (root.is_map() && root.has("cluster")) { // a scenario: its fabric and GPU count
       const sim::Scenario s = sim::parse_scenario(root, model::GpuCatalog::builtin());
       spec = s.fabric;
       gpus = gpus > 0 ? gpus : s.gpus;
+      channels = s.channels;
     } else {
       spec = topologies::parse_fabric(root);
     }
@@ -56,8 +59,11 @@ int topo_command(const TopoOptions& options) {
     topologies::print_fabric_summary(std::cout, topologies::summarise_fabric(graph));
     if (gpus > 1) {
       const double bytes = 1e9;
-      const auto choice = collectives::choose_collective("auto", "topology", graph, bytes);
-      std::cout << "  all-reduce of 1 GB, alpha-beta estimates:\n";
+      if (channels <= 0)
+        channels = collectives::default_channels(spec);
+      const auto choice = collectives::choose_collective("auto", "topology", graph, bytes, channels);
+      std::cout << "  all-reduce of 1 GB, alpha-beta estimates (ring: " << channels << " channel"
+                << (channels > 1 ? "s" : "") << "):\n";
       for (const auto& [name, t] : choice.estimates_s)
         std::printf("    %-18s %9.3f ms%s\n", name.c_str(), t * 1e3,
                     name == choice.schedule.algorithm ? "   <- auto" : "");

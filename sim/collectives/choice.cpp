@@ -1,5 +1,7 @@
 #include "choice.hpp"
 
+#include "channels.hpp"
+
 #include "estimate.hpp"
 #include "topologies/fabric_routes.hpp"
 
@@ -141,14 +143,14 @@ std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph)
 namespace {
 
 Schedule named_schedule(const std::string& name, const std::string& ring_order,
-                        const topologies::FabricGraph& graph, double bytes) {
+                        const topologies::FabricGraph& graph, double bytes, long long channels) {
   const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
   if (name == "ring") {
     std::vector<long long> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0LL);
     if (ring_order == "topology")
       order = topology_ring_order(graph);
-    return ring_schedule(order, bytes);
+    return ring_schedule(order, bytes, channels > 1 ? places_of_ranks(graph) : std::vector<GpuPlace>{}, channels);
   }
   if (name == "hierarchical")
     return hierarchical_schedule(n, topologies::gpus_per_node(graph), bytes);
@@ -162,12 +164,12 @@ Schedule named_schedule(const std::string& name, const std::string& ring_order,
 } // namespace
 
 CollectiveChoice choose_collective(const std::string& name, const std::string& ring_order,
-                                   const topologies::FabricGraph& graph, double bytes) {
+                                   const topologies::FabricGraph& graph, double bytes, long long channels) {
   if (ring_order != "topology" && ring_order != "rank")
     throw std::invalid_argument("unknown ring order '" + ring_order + "' (topology or rank)");
   CollectiveChoice choice;
   if (name != "auto") {
-    choice.schedule = named_schedule(name, ring_order, graph, bytes);
+    choice.schedule = named_schedule(name, ring_order, graph, bytes, channels);
     return choice;
   }
   const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
@@ -177,11 +179,11 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
   // GPUs: 0.30 s with threads, 0.29 s without), more than the ring order and the walks take there.
   const std::launch policy = n >= 4096 ? std::launch::async : std::launch::deferred;
   std::future<Schedule> ring =
-      std::async(policy, [&] { return named_schedule("ring", ring_order, graph, bytes); });
+      std::async(policy, [&] { return named_schedule("ring", ring_order, graph, bytes, channels); });
   std::vector<std::pair<std::string, Schedule>> candidates{{"ring", {}}};
   for (const char* candidate : {"hierarchical", "tree", "halving-doubling"})
     if (std::string(candidate) != "halving-doubling" || is_power_of_two(n))
-      candidates.emplace_back(candidate, named_schedule(candidate, ring_order, graph, bytes));
+      candidates.emplace_back(candidate, named_schedule(candidate, ring_order, graph, bytes, channels));
   // One finder for all: each destination searched once (the costly part); each estimate balances
   // loads of its own, as on a finder of its own (the searches do not depend on what came before).
   choice.routes = std::make_shared<topologies::RouteFinder>(graph);

@@ -32,8 +32,9 @@ struct CollectiveChoice {
 // that stops at the nearest unvisited GPU, so the walk stays cheap at 16k GPUs.
 std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph);
 
-// `ring_order`: "topology" or "rank". Throws std::invalid_argument for an unknown or inapplicable name.
+// `ring_order`: "topology" or "rank"; `channels`: NCCL's channels of the ring (channels.hpp).
+// Throws std::invalid_argument for an unknown or inapplicable name.
 CollectiveChoice choose_collective(const std::string& name, const std::string& ring_order,
-                                   const topologies::FabricGraph& graph, double gradient_bytes);
+                                   const topologies::FabricGraph& graph, double gradient_bytes, long long channels = 1);
 
 } // namespace memwall::collectives

@@ -1,5 +1,7 @@
 #include "schedule.hpp"
 
+#include "channels.hpp"
+
 #include <stdexcept>
 
 namespace memwall::collectives {
@@ -13,15 +15,18 @@ long long tree_depth(long long gpus) {
   return depth;
 }
 
-Schedule ring_schedule(const std::vector<long long>& order, double bytes) {
+Schedule ring_schedule(const std::vector<long long>& order, double bytes, const std::vector<GpuPlace>& places,
+                       long long channels) {
   const long long n = static_cast<long long>(order.size());
   Schedule s{"ring", {}};
   if (n < 2)
     return s;
+  const std::vector<RingFlow> steps = channel_ring_flows(order, places, channels);
   for (const char* name : {"ring reduce-scatter", "ring all-gather"}) {
     Round r{name, {}, double(n - 2)};
-    for (long long i = 0; i < n; ++i)
-      r.flows.push_back({order[size_t(i)], order[size_t((i + 1) % n)], double(n - 1) * bytes / double(n)});
+    for (const RingFlow& f : steps) // share 1 (one channel) leaves the bytes exactly as one ring's
+      r.flows.push_back({f.src, f.dst, f.share == 1.0 ? double(n - 1) * bytes / double(n)
+                                                      : f.share * (double(n - 1) * bytes / double(n))});
     s.rounds.push_back(std::move(r));
   }
   return s;

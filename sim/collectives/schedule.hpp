@@ -21,13 +21,21 @@ struct Round {
   double extra_latency_steps = 0;
 };
 
+// Where a GPU sits: its server (NVLink domain; negative: a domain of its own) and its local rank.
+struct GpuPlace {
+  long long server = -1, local = 0;
+};
+
 struct Schedule {
   std::string algorithm;
   std::vector<Round> rounds;
 };
 
-// Ring reduce-scatter + all-gather over `order` (a permutation of the ranks): 2 rounds.
-Schedule ring_schedule(const std::vector<long long>& order, double bytes);
+// Ring reduce-scatter + all-gather over `order` (a permutation of the ranks): 2 rounds. With
+// `channels` > 1 and `places` (each rank's server and local rank), NCCL's channels (channels.hpp):
+// the same bytes per GPU, split over the channels' rings.
+Schedule ring_schedule(const std::vector<long long>& order, double bytes, const std::vector<GpuPlace>& places = {},
+                       long long channels = 1);
 // Intra-server ring reduce-scatter, inter-server ring all-reduce per rail (GPUs of equal local
 // rank), intra-server all-gather. Ranks are node * G + local.
 Schedule hierarchical_schedule(long long gpus, long long gpus_per_node, double bytes);

@@ -1,5 +1,6 @@
 #include "sim/engine/simulation.hpp"
 
+#include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
 #include "sim/engine/gpu_actor.hpp"
 #include "sim/engine/link_events.hpp"
@@ -127,13 +128,14 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
   std::vector<double> speeds = gpu_speed_factors(s);
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
-  const Platform platform = build_platform(graph, speeds, parallel::parallel_pairs(s));
+  const std::vector<collectives::GpuPlace> places = collectives::places_of_ranks(graph);
+  const Platform platform = build_platform(graph, speeds, parallel::parallel_pairs(s, places));
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
   guard_stacks(2 * s.gpus / s.layout.tensor); // a TP group's actor and its pipeline sends
-  const std::unique_ptr<parallel::StageJob> job = parallel::plan_stage_job(s, work, platform, recorder);
+  const std::unique_ptr<parallel::StageJob> job = parallel::plan_stage_job(s, work, platform, recorder, places);
   parallel::create_stage_actors(*job);
   sg4::Engine::get_instance()->run();
   RunResult result;
@@ -178,7 +180,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   if (s.layout.model_parallel())
     return run_model_parallel(s, graph, work, output, wall_start);
   collectives::CollectiveChoice choice =
-      collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes);
+      collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes, s.channels);
   if (!choice.estimates_s.empty()) {
     std::string line =
         s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";

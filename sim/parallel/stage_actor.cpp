@@ -98,12 +98,13 @@ StageActor::TensorExchange StageActor::tensor_collectives_start(double all_reduc
   x.steps = all_reduces * 2.0 * double(t - 1);
   x.bytes = x.steps * job_.tp_message_bytes / double(t);
   x.t_start_s = sg4::Engine::get_clock();
-  // With private, alike hops one flow (the first hop) stands for the ring's t.
-  const size_t flows = job_.tp_ring_private[size_t(group_)] ? 1 : t;
-  std::vector<long long> from(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(flows)), to;
-  for (size_t i = 0; i < flows; ++i)
-    to.push_back(members[(i + 1) % t]);
-  post_flows(job_, from, to, x.bytes, x.comms);
+  // With private, alike hops one flow (the first hop) stands for the ring's t. With channels across
+  // servers, a flow per (sender, receiver) with its share of the bytes.
+  const std::vector<StageJob::TpFlow>& flows = job_.tp_flows[size_t(group_)];
+  const size_t used = job_.tp_ring_private[size_t(group_)] ? 1 : flows.size();
+  for (size_t i = 0; i < used; ++i)
+    x.comms.push_back(sg4::Comm::sendto_async(host_of(job_, members[flows[i].from]), host_of(job_, flows[i].to),
+                                              uint64_t(std::ceil(flows[i].share * x.bytes))));
   return x;
 }
 
@@ -122,10 +123,12 @@ void StageActor::tensor_collectives_finish(TensorExchange& x, const PhaseContext
   if (left_s > 0)
     sg4::this_actor::sleep_for(left_s);
   const double t_end = sg4::Engine::get_clock();
-  const std::vector<RouteFigures>& routes = job_.tp_routes[size_t(group_)];
+  std::vector<double> joules(members.size(), 0.0);
+  for (const StageJob::TpFlow& f : job_.tp_flows[size_t(group_)])
+    joules[f.from] += f.share * x.bytes * f.route.j_per_byte;
   for (size_t i = 0; i < members.size(); ++i) // the time waited for it: all of it unless overlapped
     job_.recorder.record_parallel(members[i], where, trace::TracePhase::TensorComm, t_wait, t_end, x.bytes, x.bytes,
-                                  x.bytes * routes[i].j_per_byte, 2);
+                                  joules[i], 2);
 }
 
 void StageActor::tensor_collectives(const PhaseContext& where, double all_reduces) const {

@@ -76,9 +76,19 @@ struct StageJob {
   // Boards per group: activations in, gradients in, and the data-parallel ring's handshakes.
   std::vector<Board> forward_in, backward_in, ring_ready, ring_received;
   std::vector<SendQueue> forward_sends, backward_sends; // per group
-  // Per group, per TP rank: the route to the next GPU of its TP ring and to the same TP rank of the
-  // next replica (the data-parallel ring); the longest latency of each set.
-  std::vector<std::vector<RouteFigures>> tp_routes, ring_routes;
+  // Per group: its TP ring's step as NCCL's channels run it (collectives/channels.hpp), a flow per
+  // (sender, receiver): the sending member's index, the receiving rank, its share of the ring's bytes
+  // and its route. Without channels, or inside one server, member i -> member i + 1, share 1.
+  struct TpFlow {
+    size_t from = 0;
+    long long to = 0;
+    double share = 1;
+    RouteFigures route;
+  };
+  std::vector<std::vector<TpFlow>> tp_flows;
+  // Per group, per TP rank: the route to the same TP rank of the next replica (the data-parallel
+  // ring); the longest latency of the TP flows and of the ring routes.
+  std::vector<std::vector<RouteFigures>> ring_routes;
   std::vector<double> tp_latency_s, ring_latency_s;
   // Per group, per TP rank: routes to the next and the previous virtual stage's group.
   std::vector<std::vector<RouteFigures>> forward_routes, backward_routes;

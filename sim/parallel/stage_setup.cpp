@@ -2,6 +2,8 @@
 
 #include "stage_actor.hpp"
 
+#include "collectives/channels.hpp"
+
 #include <simgrid/s4u/Actor.hpp>
 
 #include <algorithm>
@@ -32,7 +34,7 @@ long long next_context_slot(const model::ParallelLayout& l, long long slot) {
 
 } // namespace
 
-std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
+std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, const std::vector<collectives::GpuPlace>& places) {
   const model::ParallelLayout& l = s.layout;
   std::vector<std::pair<long long, long long>> pairs;
   const long long slots = l.data * l.context;
@@ -47,9 +49,10 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
       for (long long j = 0; l.expert > 1 && j < l.expert; ++j)
         if (const long long peer_replica = replica / l.expert * l.expert + j; peer_replica != replica)
           expert_peers.push_back(group_members(l, stage, slot_of(l, peer_replica, context)));
+      if (l.tensor > 1)
+        for (const collectives::RingFlow& f : collectives::channel_ring_flows(mine, places, s.channels))
+          pairs.emplace_back(f.src, f.dst);
       for (size_t i = 0; i < mine.size(); ++i) {
-        if (l.tensor > 1)
-          pairs.emplace_back(mine[i], mine[(i + 1) % mine.size()]);
         if (l.pipeline > 1) {
           pairs.emplace_back(mine[i], next_stage[i]);
           pairs.emplace_back(next_stage[i], mine[i]);
@@ -70,7 +73,7 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s) {
 }
 
 std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work, const Platform& platform,
-                                         RunRecorder& recorder) {
+                                         RunRecorder& recorder, const std::vector<collectives::GpuPlace>& places) {
   const model::ParallelLayout& l = s.layout;
   auto job = std::make_unique<StageJob>(s, work, platform, recorder);
   const long long slots = job->slots();
@@ -115,7 +118,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->ring_received.resize(groups);
   job->forward_sends.resize(groups);
   job->backward_sends.resize(groups);
-  job->tp_routes.resize(groups);
+  job->tp_flows.resize(groups);
   job->ring_routes.resize(groups);
   job->tp_latency_s.assign(groups, 0.0);
   job->cp_routes.resize(groups);
@@ -145,11 +148,17 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     const auto& next_context = job->members[size_t(job->group_of(stage, next_context_slot(l, replica)))];
     const auto& next_stage = job->members[size_t(job->group_of((stage + 1) % l.pipeline, replica))];
     const auto& previous_stage = job->members[size_t(job->group_of((stage + l.pipeline - 1) % l.pipeline, replica))];
-    for (size_t i = 0; i < mine.size(); ++i) {
-      if (l.tensor > 1) {
-        job->tp_routes[g].push_back(route(mine[i], mine[(i + 1) % mine.size()]));
-        job->tp_latency_s[g] = std::max(job->tp_latency_s[g], job->tp_routes[g].back().latency_s);
+    if (l.tensor > 1) {
+      std::vector<RouteFigures> tp_routes;
+      for (const collectives::RingFlow& f : collectives::channel_ring_flows(mine, places, s.channels)) {
+        const size_t from = size_t(std::find(mine.begin(), mine.end(), f.src) - mine.begin());
+        job->tp_flows[g].push_back({from, f.dst, f.share, route(f.src, f.dst)});
+        job->tp_latency_s[g] = std::max(job->tp_latency_s[g], job->tp_flows[g].back().route.latency_s);
+        tp_routes.push_back(job->tp_flows[g].back().route);
       }
+      count(tp_routes);
+    }
+    for (size_t i = 0; i < mine.size(); ++i) {
       if (l.context > 1) {
         job->cp_routes[g].push_back(route(mine[i], next_context[i]));
         job->cp_latency_s[g] = std::max(job->cp_latency_s[g], job->cp_routes[g].back().latency_s);
@@ -164,7 +173,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       }
     }
     for (const auto* routes :
-         {&job->tp_routes[g], &job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g], &job->cp_routes[g]})
+         {&job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g], &job->cp_routes[g]})
       count(*routes);
   }
   // Expert-parallel blocks: replicas b E .. b E + E - 1 of a stage.
@@ -199,11 +208,12 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   }
   job->tp_ring_private.assign(groups, false);
   for (size_t g = 0; g < groups; ++g) {
-    const auto& ring = job->tp_routes[g];
-    bool alike = !ring.empty();
-    for (const RouteFigures& r : ring) {
-      alike = alike && r.latency_s == ring.front().latency_s &&
-              r.bottleneck_bytes_per_s == ring.front().bottleneck_bytes_per_s;
+    const auto& ring = job->tp_flows[g];
+    bool alike = !ring.empty() && ring.size() == job->members[g].size(); // one flow per member, share 1
+    for (const StageJob::TpFlow& f : ring) {
+      const RouteFigures& r = f.route;
+      alike = alike && f.share == 1.0 && r.latency_s == ring.front().route.latency_s &&
+              r.bottleneck_bytes_per_s == ring.front().route.bottleneck_bytes_per_s;
       for (const std::string& link : r.links)
         alike = alike && link_uses[link] == 1;
     }

@@ -2,6 +2,8 @@
 // (groups, each stage's layers, order, gradients and optimizer, message sizes, routes), the actors.
 #pragma once
 
+#include "collectives/schedule.hpp"
+
 #include "stage_job.hpp"
 
 #include <memory>
@@ -16,11 +18,13 @@ inline constexpr double kActivationBytesPerValue = 2.0;
 
 // The (src, dst) rank pairs that exchange data under the layout: TP rings, pipeline neighbours
 // (both ways), data-parallel rings per stage and TP rank.
-std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& scenario);
+// `places`: each rank's server and local rank (collectives::places_of_ranks), for the TP rings' channels.
+std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& scenario,
+                                                            const std::vector<collectives::GpuPlace>& places);
 
 // The job, once the platform exists (routes are looked up on it).
 std::unique_ptr<StageJob> plan_stage_job(const Scenario& scenario, const StepWork& work, const Platform& platform,
-                                         RunRecorder& recorder);
+                                         RunRecorder& recorder, const std::vector<collectives::GpuPlace>& places);
 
 // One StageActor per TP group, on its slowest GPU, and its two send streams.
 void create_stage_actors(StageJob& job);

@@ -40,6 +40,18 @@ LinkFigures link_for(const FabricFigures& f, long long stride, long long size) {
   return l;
 }
 
+// A ring run as NCCL's channels (collectives/channels.hpp): across servers with a NIC per GPU, its
+// channels cross on min(channels, its GPUs per server) NICs at once, at most at the NVLink figure.
+LinkFigures ring_link_for(const FabricFigures& f, long long stride, long long size, long long channels) {
+  LinkFigures l = link_for(f, stride, size);
+  if (inside_node(f, stride, size) || !f.nic_per_gpu)
+    return l;
+  const long long per_server = std::max(1LL, std::min(size, f.gpus_per_node / std::max(1LL, stride)));
+  const long long nics = std::min(channels, per_server);
+  l.bytes_per_s = std::min(l.bytes_per_s * double(nics), f.intra.bytes_per_s);
+  return l;
+}
+
 // Rank distance between neighbours on an axis: the product of the degrees placed inside it.
 long long stride_of(const model::ParallelLayout& l, model::Axis axis) {
   long long stride = 1;
@@ -82,6 +94,7 @@ FabricFigures fabric_figures(const topologies::FabricSpec& spec, long long gpus)
     if (spec.kind == "cluster" && !spec.cluster.nic_per_gpu)
       f.inter.bytes_per_s /= double(f.gpus_per_node);
   }
+  f.nic_per_gpu = spec.kind == "cluster" && spec.cluster.nic_per_gpu;
   if (spec.kind == "cluster" && spec.cluster.oversubscription > 1) {
     f.leaf_gpus = spec.cluster.leaf_ports *
                   (spec.cluster.nic_per_gpu && !spec.cluster.rail_optimized ? 1 : f.gpus_per_node);
@@ -101,7 +114,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   const long long replicas = l.data * c; // gradients are reduced over data x context
   const double tokens = s.tokens_per_microbatch / double(c);
   const double activation_bytes = tokens * double(s.shape.hidden) * kActivationBytes;
-  const LinkFigures tp_link = link_for(fabric, stride_of(l, model::Axis::Tensor), t);
+  const LinkFigures tp_link = ring_link_for(fabric, stride_of(l, model::Axis::Tensor), t, s.channels);
   const LinkFigures cp_link = link_for(fabric, stride_of(l, model::Axis::Context), c);
   const long long data_stride = stride_of(l, c > 1 ? model::Axis::Context : model::Axis::Data);
   const LinkFigures dp_link = link_for(fabric, data_stride, replicas);
@@ -192,7 +205,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   } else {
     // The data-parallel engine: the whole model's gradients (ZeRO-3: gathers of the weights in the
     // forward and the backward, and a reduce-scatter of the gradients: 3/2 of an all-reduce's bytes).
-    double comm = ring_allreduce_s(work.gradient_bytes, s.gpus, dp_link);
+    double comm = ring_allreduce_s(work.gradient_bytes, s.gpus, ring_link_for(fabric, data_stride, replicas, s.channels));
     if (s.training.sharding == model::Sharding::Zero3)
       comm *= 1.5;
     if (s.training.overlap_bucketed) {

@@ -25,6 +25,7 @@ struct FabricFigures {
   long long gpus_per_node = 1; // GPUs that share the fast class
   LinkFigures intra, inter;
   long long leaf_gpus = 0; // GPUs under one leaf switch (0: no oversubscription to apply)
+  bool nic_per_gpu = false; // a NIC per GPU: a ring's channels cross servers on several NICs at once
   double oversubscription = 1;
 };
 

@@ -44,6 +44,7 @@ struct Scenario {
   topologies::FabricSpec fabric;
   std::string collective = "ring";      // ring | hierarchical | tree | halving-doubling | auto
   std::string ring_order = "topology";  // topology | rank
+  long long channels = 1;               // NCCL's channels per ring (cluster.nccl.channels, else the fabric's)
   model::TrainingPlan training;
   model::ParallelLayout layout;         // data parallelism only unless `parallelism:` says more
   long long global_batch = 0;           // sequences per step, when the batch was given that way (else 0)

@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario.hpp"
 
+#include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
 #include "sim/scenario/parallelism.hpp"
 #include "sim/scenario/power_keys.hpp"
@@ -234,7 +235,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   }
   const InputNode cluster = root.child("cluster");
   cluster.check_keys(
-      {"gpus", "fabric", "collective", "ring_order", "stragglers", "speed_distribution", "link_events"});
+      {"gpus", "fabric", "collective", "ring_order", "nccl", "stragglers", "speed_distribution", "link_events"});
   s.gpus = cluster.child("gpus").as_count(kMaxGpus, "GPUs");
   if (auto c = cluster.optional_child("collective")) {
     s.collective = c->as_string();
@@ -294,6 +295,12 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
     cluster.fail("missing required key 'fabric' (needed when gpus > 1)");
   } else {
     s.fabric.link_bytes_per_s = s.gpu.ib_bytes_per_s; // unused by a single GPU
+  }
+  s.channels = collectives::default_channels(s.fabric);
+  if (auto c = cluster.optional_child("nccl")) {
+    c->check_keys({"channels"});
+    if (auto channels = c->optional_child("channels"))
+      s.channels = channels->as_count(collectives::kMaxChannels, "channels");
   }
   if (auto c = root.optional_child("traffic"))
     s.traffic = parse_traffic(*c);

@@ -92,12 +92,13 @@ TEST_CASE("a TP group split over two servers is slower by the NVLink / NIC bandw
         "batch: {global_batch: 2, micro_batch: 1}\n"
         "cluster:\n  gpus: 8\n  fabric: {kind: cluster, gpus_per_node: " + std::to_string(gpus_per_node) +
         ", nvlink: {bandwidth: 300GB/s, latency: 0us}, nic: {bandwidth: 200Gb/s, latency: 0us}, leaf_ports: 32, "
-        "rail_optimized: true}\n"
+        "rail_optimized: true}\n  nccl: {channels: 1}\n"
         "parallelism: {tensor: 4}\n"
         "training: {sharding: none}\n";
     return sim::run_isolated(scenario_from_text(yaml, "split"))["parallelism"]["t_tp_comm_s"].get<double>();
   };
-  // 4 GPUs per server: the TP ring stays on NVLink. 2 per server: two of its four hops cross NICs.
+  // 4 GPUs per server: the TP ring stays on NVLink. 2 per server: two of its four hops cross NICs
+  // (one channel: a single ring; tests/sim/test_channels.cpp has NCCL's channels).
   CHECK(run(2) / run(4) == rel(300e9 / 25e9, 0.02));
 }
 
