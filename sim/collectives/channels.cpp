@@ -102,12 +102,21 @@ std::vector<RingFlow> channel_ring_flows(const std::vector<long long>& order, co
       const size_t len = run.size(), in = plan.entry[k], next_in = plan.entry[(k + 1) % m];
       // Aligned: leave from the next server's entry index; turned: from the index before the entry.
       const size_t out = plan.aligned ? next_in : (in + len - 1) % len;
-      std::vector<size_t> path{in}; // entry, the others in turn, exit
-      for (size_t j = 1; j < len; ++j)
-        if (const size_t idx = (in + j) % len; idx != out)
-          path.push_back(idx);
-      if (out != in)
-        path.push_back(out);
+      // Entry, the others in turn, exit: down the local indices when the exit is just above the entry
+      // (in, in - 1, ..., in + 1), else up. Aligned rings alternate the two server by server, the
+      // same for every channel, so each GPU sends to one GPU of its server and at most one beyond
+      // (a round whose links carry one message each is timed without SimGrid messages).
+      std::vector<size_t> path{in};
+      if (len > 2 && out == (in + 1) % len) {
+        for (size_t j = 1; j < len; ++j)
+          path.push_back((in + len - j) % len);
+      } else {
+        for (size_t j = 1; j < len; ++j)
+          if (const size_t idx = (in + j) % len; idx != out)
+            path.push_back(idx);
+        if (out != in)
+          path.push_back(out);
+      }
       for (size_t j = 0; j + 1 < path.size(); ++j)
         add(run[path[j]], run[path[j + 1]]);
       add(run[out], next[next_in]);

@@ -8,7 +8,9 @@
 // enters server k at local index a_k and leaves it from a_{k+1}, to the GPU of the same local index
 // (the same rail) in server k + 1: a_k = o_c + (k mod 2), with a third index for the last server of
 // an odd count, o_c = floor(c L / C). Inside a server the channel goes from its entry GPU through
-// the others in turn to its exit GPU. So every channel crosses on one rail, and with C = L every NIC
+// the others in turn to its exit GPU: down the local indices where the exit is just above the
+// entry (even servers), up where it is just below (odd ones), so that every GPU sends to one GPU of
+// its server whatever the channel. So every channel crosses on one rail, and with C = L every NIC
 // sends one channel's crossing and receives one. Where that cannot be built (servers of unequal
 // runs; two GPUs per server and an odd count) channel c turns each run by o_c instead: it enters at
 // o_c and leaves from the GPU before it, crossing to the next server's entry GPU. A ring inside one

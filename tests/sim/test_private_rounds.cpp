@@ -162,6 +162,26 @@ cluster:
   stragglers: [{gpu: 9, speed: 0.75}]
 )");
   }
+  SECTION("ring with NCCL's channels (8 per server) on a rail-optimized fat-tree, buckets overlapped") {
+    check_same_run(kModel + R"(training: {overlap: bucketed, bucket: 8MB}
+cluster:
+  gpus: 32
+  collective: ring
+  nccl: {channels: 8}
+  fabric: {kind: cluster, gpus_per_node: 8, nvlink: {bandwidth: 300GB/s, latency: 1us},
+           nic: {bandwidth: 50GB/s, latency: 2us}, leaf_ports: 8, rail_optimized: true}
+  stragglers: [{gpu: 12, speed: 0.8}]
+)");
+  }
+  SECTION("ring with 3 channels over 3 servers (no rail-aligned ring: rounds partly shared)") {
+    check_same_run(kModel + R"(cluster:
+  gpus: 12
+  collective: ring
+  nccl: {channels: 3}
+  fabric: {kind: cluster, gpus_per_node: 4, nvlink: {bandwidth: 300GB/s, latency: 1us},
+           nic: {bandwidth: 50GB/s, latency: 2us}, leaf_ports: 8}
+)");
+  }
   SECTION("halving-doubling on a rail-optimized fat-tree") {
     check_same_run(kModel + R"(cluster:
   gpus: 32
