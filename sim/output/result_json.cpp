@@ -169,6 +169,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["microbatches"] = s.microbatches;
   j["steps"] = s.steps;
   j["collective"] = r.collective;
+  j["channels"] = s.channels; // NCCL channels per ring (collectives/channels.hpp)
   j["sharding"] = model::sharding_name(s.training.sharding);
   const model::MemoryFootprint footprint = scenario_footprint(s);
   j["footprint_bytes"] = footprint.total_bytes;

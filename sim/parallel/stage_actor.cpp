@@ -315,37 +315,46 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   const long long data = job_.slots(); // gradients are reduced over data x context
   if (data < 2 || bytes_per_gpu <= 0)
     return;
-  const long long stage = job_.group_stage[size_t(group_)], replica = job_.group_replica[size_t(group_)];
-  const long long next = job_.group_of(stage, (replica + 1) % data);
-  const long long prev = job_.group_of(stage, (replica + data - 1) % data);
   const long long round = 2 * step + part;
   const double t_start = sg4::Engine::get_clock();
-  // Rendezvous as a ring needs it: send once the next replica has arrived, finish once the previous
-  // replica's share has come in.
-  job_.ring_ready[size_t(prev)].at(round)->release();
-  job_.ring_ready[size_t(group_)].at(round)->acquire();
+  // Rendezvous as a ring needs it: send once the groups sent to have arrived, finish once the
+  // shares of the groups received from have come in (the next and previous replica without channels).
+  const std::vector<long long>& to_groups = job_.ring_to[size_t(group_)];
+  const std::vector<long long>& from_groups = job_.ring_from[size_t(group_)];
+  for (long long g : from_groups)
+    job_.ring_ready[size_t(g)].at(round)->release();
+  for (size_t k = 0; k < to_groups.size(); ++k)
+    job_.ring_ready[size_t(group_)].at(round)->acquire();
   job_.ring_ready[size_t(group_)].ready.erase(round);
   const std::vector<long long>& from = job_.members[size_t(group_)];
-  const std::vector<long long>& to = job_.members[size_t(next)];
-  const std::vector<RouteFigures>& routes = job_.ring_routes[size_t(group_)];
+  const std::vector<StageJob::RingFlow>& flows = job_.ring_flows[size_t(group_)];
   const double latency_s = job_.ring_latency_s[size_t(group_)];
-  // The ring's d - 1 steps in one flow per GPU; the other steps' latencies after it.
+  // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
   const double bytes = double(data - 1) * bytes_per_gpu / double(data);
-  send_flows(job_, from, to, routes, bytes, {step, -1, -1}, kind, t_start, false);
-  job_.ring_received[size_t(next)].at(round)->release();
-  job_.ring_received[size_t(group_)].at(round)->acquire();
+  std::vector<sg4::CommPtr> comms;
+  for (const StageJob::RingFlow& f : flows)
+    comms.push_back(sg4::Comm::sendto_async(host_of(job_, from[f.from]), host_of(job_, f.to),
+                                            uint64_t(std::ceil(f.share * bytes))));
+  sg4::Comm::wait_all(comms);
+  for (long long g : to_groups)
+    job_.ring_received[size_t(g)].at(round)->release();
+  for (size_t k = 0; k < from_groups.size(); ++k)
+    job_.ring_received[size_t(group_)].at(round)->acquire();
   job_.ring_received[size_t(group_)].ready.erase(round);
   const double extra_s =
       double(data - 2) * latency_s + double(data - 1) * job_.scenario.fabric.message_latency_s;
   if (extra_s > 0)
     sg4::this_actor::sleep_for(extra_s);
   const double t_end = sg4::Engine::get_clock();
-  for (size_t i = 0; i < from.size(); ++i) {
-    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes, bytes,
-                                  bytes * routes[i].j_per_byte, 3);
-    if (job_.recorder.tracing())
-      job_.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start, t_end, step}, routes[i].links);
-  }
+  std::vector<double> joules(from.size(), 0.0);
+  for (const StageJob::RingFlow& f : flows)
+    joules[f.from] += f.share * bytes * f.route.j_per_byte;
+  for (size_t i = 0; i < from.size(); ++i)
+    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes, bytes, joules[i], 3);
+  if (job_.recorder.tracing())
+    for (const StageJob::RingFlow& f : flows)
+      job_.recorder.record_message({int32_t(from[f.from]), int32_t(f.to), f.share * bytes, t_start, t_end, step},
+                                   f.route.links);
 }
 
 void StageActor::operator()() const {

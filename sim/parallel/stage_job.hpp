@@ -86,9 +86,19 @@ struct StageJob {
     RouteFigures route;
   };
   std::vector<std::vector<TpFlow>> tp_flows;
-  // Per group, per TP rank: the route to the same TP rank of the next replica (the data-parallel
-  // ring); the longest latency of the TP flows and of the ring routes.
-  std::vector<std::vector<RouteFigures>> ring_routes;
+  // Per group: its share of the data-parallel rings (one per TP rank, over the stage's replicas and
+  // context ranks) as NCCL's channels run them: per flow the sending member's index, the receiving
+  // group and rank, its share of the bytes and its route. Without channels, or with one replica per
+  // server, member i -> member i of the next replica, share 1. The groups this one sends to and
+  // receives from (the ring's handshakes), and the longest latency of the TP flows and of these.
+  struct RingFlow {
+    size_t from = 0;
+    long long to_group = 0, to = 0;
+    double share = 1;
+    RouteFigures route;
+  };
+  std::vector<std::vector<RingFlow>> ring_flows;
+  std::vector<std::vector<long long>> ring_to, ring_from;
   std::vector<double> tp_latency_s, ring_latency_s;
   // Per group, per TP rank: routes to the next and the previous virtual stage's group.
   std::vector<std::vector<RouteFigures>> forward_routes, backward_routes;

@@ -32,6 +32,17 @@ long long next_context_slot(const model::ParallelLayout& l, long long slot) {
   return slot_of(l, slot / l.context, (slot % l.context + 1) % l.context);
 }
 
+// Per TP rank i, the data-parallel ring over the stage's slots (member i of each, in slot order)
+// as NCCL's channels run it.
+std::vector<collectives::RingFlow> data_ring_flows(const Scenario& s, long long stage, size_t i,
+                                                   const std::vector<collectives::GpuPlace>& places) {
+  const model::ParallelLayout& l = s.layout;
+  std::vector<long long> order;
+  for (long long slot = 0; slot < l.data * l.context; ++slot)
+    order.push_back(group_members(l, stage, slot)[i]);
+  return collectives::channel_ring_flows(order, places, s.channels);
+}
+
 } // namespace
 
 std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, const std::vector<collectives::GpuPlace>& places) {
@@ -43,7 +54,6 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
       const long long replica = slot / l.context, context = slot % l.context;
       const auto mine = group_members(l, stage, slot);
       const auto next_stage = group_members(l, (stage + 1) % l.pipeline, slot);
-      const auto next_replica = group_members(l, stage, (slot + 1) % slots); // gradients over data x context
       const auto next_context = group_members(l, stage, next_context_slot(l, slot));
       std::vector<std::vector<long long>> expert_peers; // the other members of the expert-parallel block
       for (long long j = 0; l.expert > 1 && j < l.expert; ++j)
@@ -57,14 +67,17 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
           pairs.emplace_back(mine[i], next_stage[i]);
           pairs.emplace_back(next_stage[i], mine[i]);
         }
-        if (slots > 1)
-          pairs.emplace_back(mine[i], next_replica[i]);
         if (l.context > 1)
           pairs.emplace_back(mine[i], next_context[i]);
         for (const auto& peer : expert_peers)
           pairs.emplace_back(mine[i], peer[i]);
       }
     }
+  if (slots > 1)
+    for (long long stage = 0; stage < l.pipeline; ++stage)
+      for (size_t i = 0; i < size_t(l.tensor); ++i)
+        for (const collectives::RingFlow& f : data_ring_flows(s, stage, i, places))
+          pairs.emplace_back(f.src, f.dst);
   // By destination: the route finder searches from each destination once (it keeps a few hundred
   // searches), instead of once per pair kind when a destination's pairs lie far apart.
   std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -119,7 +132,9 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->forward_sends.resize(groups);
   job->backward_sends.resize(groups);
   job->tp_flows.resize(groups);
-  job->ring_routes.resize(groups);
+  job->ring_flows.resize(groups);
+  job->ring_to.resize(groups);
+  job->ring_from.resize(groups);
   job->tp_latency_s.assign(groups, 0.0);
   job->cp_routes.resize(groups);
   job->cp_latency_s.assign(groups, 0.0);
@@ -144,7 +159,6 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   for (size_t g = 0; g < groups; ++g) {
     const auto& mine = job->members[g];
     const long long stage = job->group_stage[g], replica = job->group_replica[g];
-    const auto& next_replica = job->members[size_t(job->group_of(stage, (replica + 1) % slots))];
     const auto& next_context = job->members[size_t(job->group_of(stage, next_context_slot(l, replica)))];
     const auto& next_stage = job->members[size_t(job->group_of((stage + 1) % l.pipeline, replica))];
     const auto& previous_stage = job->members[size_t(job->group_of((stage + l.pipeline - 1) % l.pipeline, replica))];
@@ -163,18 +177,36 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
         job->cp_routes[g].push_back(route(mine[i], next_context[i]));
         job->cp_latency_s[g] = std::max(job->cp_latency_s[g], job->cp_routes[g].back().latency_s);
       }
-      if (slots > 1) {
-        job->ring_routes[g].push_back(route(mine[i], next_replica[i]));
-        job->ring_latency_s[g] = std::max(job->ring_latency_s[g], job->ring_routes[g].back().latency_s);
-      }
       if (l.pipeline > 1) {
         job->forward_routes[g].push_back(route(mine[i], next_stage[i]));
         job->backward_routes[g].push_back(route(mine[i], previous_stage[i]));
       }
     }
     for (const auto* routes :
-         {&job->ring_routes[g], &job->forward_routes[g], &job->backward_routes[g], &job->cp_routes[g]})
+         {&job->forward_routes[g], &job->backward_routes[g], &job->cp_routes[g]})
       count(*routes);
+  }
+  // Data-parallel rings: per stage and TP rank, over the slots; each flow kept by its sending group.
+  if (slots > 1) {
+    std::unordered_map<long long, long long> group_of_rank;
+    for (size_t g = 0; g < groups; ++g)
+      for (long long rank : job->members[g])
+        group_of_rank[rank] = static_cast<long long>(g);
+    for (long long stage = 0; stage < l.pipeline; ++stage)
+      for (size_t i = 0; i < size_t(l.tensor); ++i) {
+        std::vector<RouteFigures> routes;
+        for (const collectives::RingFlow& f : data_ring_flows(s, stage, i, places)) {
+          const long long from = group_of_rank.at(f.src), to = group_of_rank.at(f.dst);
+          job->ring_flows[size_t(from)].push_back({i, to, f.dst, f.share, route(f.src, f.dst)});
+          job->ring_latency_s[size_t(from)] =
+              std::max(job->ring_latency_s[size_t(from)], job->ring_flows[size_t(from)].back().route.latency_s);
+          routes.push_back(job->ring_flows[size_t(from)].back().route);
+          for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
+            if (std::find(list->begin(), list->end(), group) == list->end())
+              list->push_back(group);
+        }
+        count(routes);
+      }
   }
   // Expert-parallel blocks: replicas b E .. b E + E - 1 of a stage.
   job->ep_peers.assign(groups, {});
