@@ -206,3 +206,27 @@ TEST_CASE("channels: refused outside 1..64") {
   }
   CHECK_THROWS_AS(dp_job(16, cluster_fabric(450, 400, true, true), ", nccl: {chanels: 8}"), model::InputError);
 }
+
+TEST_CASE("channels: the model-parallel engine's data-parallel rings run as channels too") {
+  // PP 2, DP 16 on four 8-GPU servers (zero latency): each stage's DP ring spans two servers. Stage
+  // 0 (2 layers of 12 d^2 weights, d = 8192, no vocabulary: G = 2 B x 24 d^2) flushes last, so its
+  // two ring rounds end the step: one channel R = 15/16 G / 50 GB/s each (its crossing on one NIC),
+  // eight channels R / 8 (1/8 of it on each NIC; 7/8 on NVLink is faster). The rest of the step is
+  // the same, so the steps differ by 2 x 7/8 R.
+  auto run = [](long long channels) {
+    return sim::run_isolated(scenario_from_text(
+        "gpu: A100-80GB\n"
+        "model: {hidden: 8192, layers: 4, seq_len: 2048, heads: 64, ffn: gelu, tied_embeddings: true}\n"
+        "batch: {global_batch: 32, micro_batch: 1}\n"
+        "cluster: {gpus: 32, fabric: " + cluster_fabric(450, 400, true, true) + ", nccl: {channels: " +
+            std::to_string(channels) + "}}\n"
+        "parallelism: {pipeline: 2}\n"
+        "training: {sharding: none}\n",
+        "pp"));
+  };
+  const auto one = run(1), eight = run(8);
+  const double gradient_bytes = 2.0 * 2.0 * 12.0 * 8192.0 * 8192.0;
+  const double round_s = 15.0 / 16.0 * gradient_bytes / 50e9;
+  CHECK(one["step_time_s"].get<double>() - eight["step_time_s"].get<double>() == rel(2.0 * 7.0 / 8.0 * round_s, 0.01));
+  CHECK(eight["bytes_sent_per_gpu"].get<double>() == rel(one["bytes_sent_per_gpu"].get<double>(), 1e-12));
+}
