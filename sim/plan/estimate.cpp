@@ -117,7 +117,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   const LinkFigures tp_link = ring_link_for(fabric, stride_of(l, model::Axis::Tensor), t, s.channels);
   const LinkFigures cp_link = link_for(fabric, stride_of(l, model::Axis::Context), c);
   const long long data_stride = stride_of(l, c > 1 ? model::Axis::Context : model::Axis::Data);
-  const LinkFigures dp_link = link_for(fabric, data_stride, replicas);
+  const LinkFigures dp_link = ring_link_for(fabric, data_stride, replicas, s.channels); // both engines run channels
   const LinkFigures ep_link = link_for(fabric, stride_of(l, model::Axis::Data), e);
   const LinkFigures pp_link = link_for(fabric, stride_of(l, model::Axis::Pipeline), p);
   StepEstimate est;
@@ -205,7 +205,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   } else {
     // The data-parallel engine: the whole model's gradients (ZeRO-3: gathers of the weights in the
     // forward and the backward, and a reduce-scatter of the gradients: 3/2 of an all-reduce's bytes).
-    double comm = ring_allreduce_s(work.gradient_bytes, s.gpus, ring_link_for(fabric, data_stride, replicas, s.channels));
+    double comm = ring_allreduce_s(work.gradient_bytes, s.gpus, dp_link);
     if (s.training.sharding == model::Sharding::Zero3)
       comm *= 1.5;
     if (s.training.overlap_bucketed) {
