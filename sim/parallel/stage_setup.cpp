@@ -49,6 +49,14 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
   const model::ParallelLayout& l = s.layout;
   std::vector<std::pair<long long, long long>> pairs;
   const long long slots = l.data * l.context;
+  // The data-parallel rings' destinations by sender, listed where a sender's pairs are (the order
+  // pairs are requested in picks among equal-cost paths: one channel keeps the single ring's order).
+  std::unordered_map<long long, std::vector<long long>> ring_destinations;
+  if (slots > 1)
+    for (long long stage = 0; stage < l.pipeline; ++stage)
+      for (size_t i = 0; i < size_t(l.tensor); ++i)
+        for (const collectives::RingFlow& f : data_ring_flows(s, stage, i, places))
+          ring_destinations[f.src].push_back(f.dst);
   for (long long stage = 0; stage < l.pipeline; ++stage)
     for (long long slot = 0; slot < slots; ++slot) {
       const long long replica = slot / l.context, context = slot % l.context;
@@ -67,17 +75,15 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
           pairs.emplace_back(mine[i], next_stage[i]);
           pairs.emplace_back(next_stage[i], mine[i]);
         }
+        if (slots > 1)
+          for (long long dst : ring_destinations[mine[i]])
+            pairs.emplace_back(mine[i], dst);
         if (l.context > 1)
           pairs.emplace_back(mine[i], next_context[i]);
         for (const auto& peer : expert_peers)
           pairs.emplace_back(mine[i], peer[i]);
       }
     }
-  if (slots > 1)
-    for (long long stage = 0; stage < l.pipeline; ++stage)
-      for (size_t i = 0; i < size_t(l.tensor); ++i)
-        for (const collectives::RingFlow& f : data_ring_flows(s, stage, i, places))
-          pairs.emplace_back(f.src, f.dst);
   // By destination: the route finder searches from each destination once (it keeps a few hundred
   // searches), instead of once per pair kind when a destination's pairs lie far apart.
   std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
