@@ -25,6 +25,12 @@ struct FabricLink {
   double latency_s = 0;
   double pj_per_bit = 0;
   std::string link_class; // star, nvlink, nic, switch, torus, graph
+  // The edge's position in boost::edges() order, for per-edge tables (edge_index). Set by
+  // number_edges when the graph is built; a graph made by hand gets it on first use. Kept in the
+  // edge itself: a cache keyed by addresses confused two graphs built one after the other at the same
+  // addresses (plan over two fabrics: unordered_map::at).
+  mutable size_t index = kUnnumbered;
+  static constexpr size_t kUnnumbered = static_cast<size_t>(-1);
 };
 
 using FabricGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, FabricNode, FabricLink>;

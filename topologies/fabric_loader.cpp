@@ -1,6 +1,7 @@
 #include "fabric_loader.hpp"
 
 #include "cluster_fabric.hpp"
+#include "fabric_routes.hpp"
 #include "dragonfly_fabric.hpp"
 #include "graph_fabric.hpp"
 #include "star_fabric.hpp"
@@ -348,6 +349,7 @@ FabricGraph build_fabric_graph(const FabricSpec& spec, long long gpus) {
     for (auto [e, end] = boost::edges(graph); e != end; ++e)
       graph[*e].bytes_per_s *= spec.efficiency;
     validate_fabric_graph(graph);
+    number_edges(graph);
     return graph;
   } catch (const std::invalid_argument& e) {
     throw model::InputError(spec.file, spec.line, spec.key, e.what());

@@ -18,18 +18,19 @@ bool same_route_cost(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
 }
 
+void number_edges(const FabricGraph& graph) {
+  size_t i = 0;
+  for (auto [it, end] = boost::edges(graph); it != end; ++it)
+    graph[*it].index = i++;
+}
+
 size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::edge_descriptor e) {
-  // vecS edge lists: the property's address identifies the edge; map it to its position once.
-  static thread_local const FabricGraph* cached_graph = nullptr;
-  static thread_local std::unordered_map<const void*, size_t> index;
-  if (cached_graph != &graph || index.size() != boost::num_edges(graph)) {
-    index.clear();
-    size_t i = 0;
-    for (auto [it, end] = boost::edges(graph); it != end; ++it)
-      index[&graph[*it]] = i++;
-    cached_graph = &graph;
-  }
-  return index.at(&graph[e]);
+  // Graphs from build_fabric_graph come numbered (threads may read them); one built by hand is
+  // numbered here the first time one of its edges lacks a number (edges() keeps insertion order, so
+  // numbers given before stay).
+  if (graph[e].index == FabricLink::kUnnumbered)
+    number_edges(graph);
+  return graph[e].index;
 }
 
 size_t RouteFinder::PairIndex::slot(uint64_t key) const {

@@ -178,5 +178,7 @@ bool same_route_cost(double a, double b);
 
 // Edge index (position in boost::edges order), for per-edge tables.
 size_t edge_index(const FabricGraph& graph, boost::graph_traits<FabricGraph>::edge_descriptor e);
+// Gives every edge its index (edges() order); build_fabric_graph calls it before anything reads the graph.
+void number_edges(const FabricGraph& graph);
 
 } // namespace memwall::topologies

@@ -1,6 +1,7 @@
 #include "sim/engine/link_events.hpp"
 
 #include "model/input_error.hpp"
+#include "topologies/fabric_routes.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -18,6 +19,7 @@ void remove_link(topologies::FabricGraph& graph, const std::string& name) {
   for (auto [edge, end] = boost::edges(graph); edge != end; ++edge)
     if (graph[*edge].name == name) {
       boost::remove_edge(*edge, graph);
+      topologies::number_edges(graph); // the copies' numbers have a gap now: per-edge tables need 0..E-1
       return;
     }
 }

@@ -156,7 +156,7 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
   for (size_t i = 0; i < unique.size(); ++i)
     for (size_t h = first_routes.begin[i]; h < first_routes.begin[i + 1]; ++h)
       route_links[i].emplace_back(*name_at[first_routes.slots[h] / 2], first_routes.slots[h] % 2);
-  // One graph at a time, as RouteFinder's edge index caches one graph.
+  // Each later graph has its own edge numbers (its links are a subset of the first).
   for (size_t m = 1; m < graphs.size(); ++m) {
     const FabricGraph& graph = *graphs[m];
     std::vector<bool> moved(n, false), cut(unique.size(), false);
