@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`memwall plan`, checked against independent runs.
 
-Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad | precheck
+Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad | precheck | user-fabric
 
 megatron: each plan of scenarios/plan-megatron (a Megatron-LM SC'21 Table 1 row's model, GPUs and
   global batch; search over TP, PP, interleaving, micro-batch). The best simulated layout must be at
@@ -14,6 +14,7 @@ shards: a plan run whole, and as two shards merged with `memwall merge`, give th
   the best layout's throughput; analysis/plot_plan.py draws the figure.
 bad: bad plan files exit 2 naming file, line and key, and write nothing.
 precheck: the layouts a search drops before building anything are those `validate` refuses, and why.
+user-fabric: a plan over a catalog fabric and a user's fabric file (see user_fabric).
 """
 import csv
 import json
@@ -205,6 +206,54 @@ BAD = {
 }
 
 
+def user_fabric(memwall, tmp):
+    """A plan over a catalog fabric and a user's own file (a copy of it with 800 Gb/s NICs): once
+    `internal error: unordered_map::at` (issue 33). Both fabrics simulated; the faster NICs never
+    slower on any layout, strictly faster where data-parallel rings cross servers; each row equals a
+    plain `memwall run` of its layout on its fabric."""
+    mine = os.path.join(tmp, "my-xdr.yaml")
+    text = open(os.path.join(ROOT, "topologies", "dgx-h100-ndr.yaml")).read()
+    open(mine, "w").write(text.replace("400Gb/s", "800Gb/s").replace('name: "DGX H100 + NDR InfiniBand"',
+                                                                      'name: "DGX H100 + XDR"'))
+    plan = os.path.join(tmp, "plan.yaml")
+    open(plan, "w").write("""name: "catalog fabric and a user file"
+base:
+  gpu: H100-SXM-calibrated
+  model: {like: llama3-8b, seq_len: 8192}
+  training: {sharding: zero1}
+cluster: {gpus: 64}
+batch: {global_batch: 64}
+fabrics: [dgx-h100-ndr, my-xdr.yaml]
+search:
+  tensor: [1, 2]
+  micro_batch: [1]
+top: 2
+""")
+    out = os.path.join(tmp, "fabrics.csv")
+    best_dir = os.path.join(tmp, "best-fabrics")
+    p = subprocess.run([memwall, "plan", plan, "--out", out, "--write-best", best_dir], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"plan over a catalog fabric and a user file exited {p.returncode}: {p.stderr}")
+    r = rows(out)
+    by = {(x["fabric"], x["layout"]): float(x["tokens_per_s_per_gpu"]) for x in r if x["status"] == "ok"}
+    layouts = sorted({x["layout"] for x in r})
+    if len(by) != 4 or len(layouts) != 2:
+        fail(f"expected 2 layouts on each of 2 fabrics, got {sorted(by)}")
+    for layout in layouts:
+        a, b = by[("dgx-h100-ndr", layout)], by[("my-xdr.yaml", layout)]
+        if b < a * (1 - 1e-12):
+            fail(f"{layout}: 800 Gb/s NICs slower than 400 Gb/s ({b} < {a})")
+        if layout.startswith("TP 1 ") and not b > a:
+            fail(f"{layout}: a ring over 8 servers not faster with 800 Gb/s NICs ({b} vs {a})")
+    for label, fabric in (("dgx-h100-ndr", "dgx-h100-ndr"), ("my-xdr", "my-xdr.yaml")):
+        scenario = os.path.join(best_dir, label + ".yaml")
+        best = max(v for (f, _), v in by.items() if f == fabric)
+        got = run_json(memwall, scenario)["tokens_per_s_per_gpu"]
+        if abs(got / best - 1) > 1e-9:
+            fail(f"{scenario} runs at {got} tokens/s/GPU, the plan's best on {fabric} was {best}")
+    print(f"plan over dgx-h100-ndr and a user file: {len(by)} layouts simulated, {p.stdout.splitlines()[-1]}")
+
+
 def bad(memwall, tmp):
     base = os.path.join(ROOT, "scenarios", "validation-megatron", "02-gpt-3p6b-64gpu.yaml")
     big = os.path.join(ROOT, "scenarios", "validation-megatron", "10-gpt-1008p0b-3072gpu.yaml")
@@ -281,7 +330,8 @@ def main():
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     with tempfile.TemporaryDirectory() as tmp:
         {"megatron": lambda: megatron(memwall, tmp, only), "shards": lambda: shards(memwall, tmp),
-         "bad": lambda: bad(memwall, tmp), "precheck": lambda: precheck(memwall, tmp)}[mode]()
+         "bad": lambda: bad(memwall, tmp), "precheck": lambda: precheck(memwall, tmp),
+         "user-fabric": lambda: user_fabric(memwall, tmp)}[mode]()
     print("ok")
 
 

@@ -43,13 +43,9 @@ const std::vector<std::string> kLayoutColumns{"fabric",
                                               "memory_bytes",
                                               "estimate_step_s",
                                               "estimate_tokens_per_s_per_gpu"};
-const std::vector<std::string> kSimulatedColumns{
-    "tokens_per_s_per_gpu", "mfu", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_ep_comm_s", "t_cp_comm_s"};
-
 std::vector<std::string> plan_columns() {
   std::vector<std::string> columns{"point", "status", "error", "sweep_points"};
   columns.insert(columns.end(), kLayoutColumns.begin(), kLayoutColumns.end());
-  columns.insert(columns.end(), kSimulatedColumns.begin(), kSimulatedColumns.end());
   for (const auto& k : sim::deterministic_record_keys())
     columns.push_back(k);
   return columns;
@@ -87,19 +83,8 @@ std::vector<std::string> row_for(const plan::PlanSpec& spec, const Candidate& c,
   for (auto& cell : layout_cells(spec, c, rank))
     row.push_back(cell);
   if (record) {
-    const nlohmann::json& r = *record;
-    const double tokens_per_s = r.at("tokens_per_s_per_gpu").get<double>();
-    row.push_back(num(tokens_per_s));
-    row.push_back(num(c.model_flops_per_token * tokens_per_s / c.peak_flops_per_s));
-    const bool mp = r.contains("parallelism");
-    auto part = [&](const char* key) { return mp ? num(r["parallelism"].at(key).get<double>()) : num(0); };
-    row.push_back(part("t_tp_comm_s"));
-    row.push_back(part("t_pp_wait_s"));
-    row.push_back(mp ? part("t_dp_comm_s") : num(r.at("t_allreduce_s").get<double>()));
-    row.push_back(part("t_ep_comm_s"));
-    row.push_back(part("t_cp_comm_s"));
     for (const auto& k : sim::deterministic_record_keys())
-      row.push_back(r.at(k).dump());
+      row.push_back(sim::record_cell(*record, k));
   }
   row.resize(plan_columns().size());
   return row;

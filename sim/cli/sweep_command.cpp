@@ -48,7 +48,7 @@ std::vector<std::string> row_for(const sweep::SweepSpec& spec, const sweep::Swee
   for (const auto& [key, value] : p.values)
     row.push_back(value);
   for (const auto& k : sim::deterministic_record_keys())
-    row.push_back(record ? record->at(k).dump() : "");
+    row.push_back(record ? sim::record_cell(*record, k) : "");
   row.resize(width);
   return row;
 }

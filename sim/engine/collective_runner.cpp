@@ -287,6 +287,9 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   const auto [first, last] = rounds_of(part);
   const long long ordinal = collectives_run_[r]++;
   const double t_start = sg4::Engine::get_clock();
+  if (last_arrival_s_.size() <= size_t(ordinal))
+    last_arrival_s_.resize(size_t(ordinal) + 1, 0.0);
+  last_arrival_s_[size_t(ordinal)] = std::max(last_arrival_s_[size_t(ordinal)], t_start);
   double sent = 0, received_bytes = 0, network_j = 0;
   long long activities = 0;
   for (size_t k = first; k < last;) {
@@ -306,6 +309,10 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   }
   recorder_.record_collective(rank, step, trace_kind(part), overlapped, t_start, sg4::Engine::get_clock(), sent,
                               received_bytes, network_j, activities);
+  // Every member's data is in every result (all-reduce, reduce-scatter, all-gather over all GPUs):
+  // all had arrived before this one could finish.
+  if (!overlapped)
+    recorder_.record_sync_wait(rank, trace_kind(part), last_arrival_s_[size_t(ordinal)] - t_start);
 }
 
 std::pair<size_t, size_t> CollectiveRunner::rounds_of(CollectivePart part) const {

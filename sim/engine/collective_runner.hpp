@@ -114,6 +114,9 @@ private:
   void start_queued(long long rank) const;
   void queued_left(long long rank, double leave_s) const;
   mutable std::vector<long long> collectives_run_;         // per GPU: its collectives so far
+  // Per collective (by ordinal, the same on every GPU): when its last member arrived. A GPU's time
+  // in it before then is waiting for the others (stragglers), not communication.
+  mutable std::vector<double> last_arrival_s_;
   const Platform& platform_;
   RunRecorder& recorder_;
   FaultLog* faults_;

@@ -49,6 +49,8 @@ void RunRecorder::record_collective(long long rank, long long step, trace::Trace
                                     double network_j, long long activities) {
   GpuTotals& t = totals_[static_cast<size_t>(rank)];
   t.phase_time_s[static_cast<size_t>(PhaseKind::AllReduce)] += t_end_s - t_start_s;
+  if (!overlapped)
+    t.dp_comm_s += t_end_s - t_start_s;
   t.bytes_sent += bytes_sent;
   t.bytes_received += bytes_received;
   t.e_network_j += network_j;
@@ -90,9 +92,30 @@ void RunRecorder::record_parallel(long long rank, const PhaseContext& where, tra
 
 void RunRecorder::record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s,
                                       double t_end_s) {
+  totals_[static_cast<size_t>(rank)].dp_comm_s += t_end_s - t_start_s;
   if (trace_ && t_end_s > t_start_s)
     trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, kind, trace::TraceStream::Compute, t_start_s, t_end_s,
                        0.0, 0.0, 0.0, 0.0, gpu_.p_static_w * (t_end_s - t_start_s), 0.0});
+}
+
+void RunRecorder::record_sync_wait(long long rank, trace::TracePhase kind, double seconds) {
+  if (seconds <= 0)
+    return;
+  GpuTotals& t = totals_[static_cast<size_t>(rank)];
+  t.sync_wait_s += seconds;
+  if (kind == trace::TracePhase::ExpertComm)
+    t.ep_comm_s -= seconds;
+  else if (kind == trace::TracePhase::ContextComm)
+    t.cp_comm_s -= seconds;
+  else
+    t.dp_comm_s -= seconds;
+}
+
+void RunRecorder::split_pipeline_wait(long long rank, double t_start_s, double t_posted_s, double t_end_s) {
+  GpuTotals& t = totals_[static_cast<size_t>(rank)];
+  const double bubble_s = std::clamp(t_posted_s, t_start_s, t_end_s) - t_start_s;
+  t.pp_bubble_s += bubble_s;
+  t.pp_transfer_s += (t_end_s - t_start_s) - bubble_s;
 }
 
 void RunRecorder::register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,

@@ -30,7 +30,13 @@ struct GpuTotals {
   double ep_comm_s = 0;
   double cp_comm_s = 0;
   double pp_wait_s = 0;
+  double pp_bubble_s = 0;   // pp_wait_s before the neighbour had the data (the bubble)
+  double pp_transfer_s = 0; // pp_wait_s after it had (the transfer not hidden)
+  // Data-parallel sync on the compute stream: model-parallel rings; in the data-parallel engine,
+  // collectives run on the compute stream and waits for overlapped ones (exposed).
   double dp_comm_s = 0;
+  // Time inside a collective before its last member arrived (taken out of that kind's time above).
+  double sync_wait_s = 0;
   // Power: the highest of its phases' (static included), and the time spent below full clock.
   double peak_power_w = 0;
   double min_clock = 1;
@@ -76,7 +82,7 @@ public:
   void record_collective(long long rank, long long step, trace::TracePhase kind, bool overlapped, double t_start_s,
                          double t_end_s, double bytes_sent, double bytes_received, double network_j,
                          long long activities);
-  // The compute stream waited for an overlapped collective of `kind` (exposed communication; traces only).
+  // The compute stream waited for an overlapped collective of `kind` (exposed communication).
   void record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s, double t_end_s);
   // Model-parallel communication on `rank`: a layer's TP collectives, a wait for a pipeline
   // neighbour, a pipeline send (communication stream) or a data-parallel sync (kind AllReduce,
@@ -84,6 +90,12 @@ public:
   void record_parallel(long long rank, const PhaseContext& where, trace::TracePhase kind, double t_start_s,
                        double t_end_s, double bytes_sent, double bytes_received, double network_j,
                        long long activities);
+  // Of the time just recorded for a collective of `kind`, `seconds` went waiting for the group's last
+  // member: moved from the kind's share to sync_wait_s (the breakdown's wait_s).
+  void record_sync_wait(long long rank, trace::TracePhase kind, double seconds);
+  // A pipeline wait from t_start_s to t_end_s for data its sender had from t_posted_s: the bubble
+  // until then, the transfer after (recorded with record_parallel, kind PipelineWait, as well).
+  void split_pipeline_wait(long long rank, double t_start_s, double t_posted_s, double t_end_s);
   // One simulated message and the links it crossed (traces only).
   void record_message(const trace::CommRow& message, const std::vector<std::string>& links);
   void register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,

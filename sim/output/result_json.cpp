@@ -98,6 +98,49 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
   return p;
 }
 
+// Where each second of the step went, per GPU per step, as means over the GPUs. Every GPU's compute
+// stream is in exactly one of these at any time until its end, and waits for the last GPU after it, so
+// the members sum to the step time (a conservation check: tests/check_breakdown.py). Exposed
+// communication only: what ran beside the compute is in none of them.
+struct BreakdownMember {
+  const char* key;
+  double (*of)(const GpuTotals&);
+};
+const BreakdownMember kBreakdownMembers[] = {
+      {"compute_s", [](const GpuTotals& g) { return g.compute_time_s(); }},
+      {"tp_s", [](const GpuTotals& g) { return g.tp_comm_s; }},
+      {"cp_s", [](const GpuTotals& g) { return g.cp_comm_s; }},
+      {"ep_s", [](const GpuTotals& g) { return g.ep_comm_s; }},
+      {"pp_transfer_s", [](const GpuTotals& g) { return g.pp_transfer_s; }},
+      {"pp_bubble_s", [](const GpuTotals& g) { return g.pp_bubble_s; }},
+      {"dp_s", [](const GpuTotals& g) { return g.dp_comm_s; }},
+    {"optimizer_s", [](const GpuTotals& g) { return g.time_s(PhaseKind::Optimizer); }},
+};
+
+nlohmann::json step_breakdown(const Scenario& s, const RunResult& r) {
+  const double gpus_steps = double(std::max<size_t>(1, r.per_gpu.size())) * double(s.steps);
+  nlohmann::json b = nlohmann::json::object();
+  for (const BreakdownMember& m : kBreakdownMembers) {
+    double sum = 0;
+    for (const GpuTotals& g : r.per_gpu)
+      sum += m.of(g);
+    b[m.key] = sum / gpus_steps;
+  }
+  // After a GPU's own end, until the last GPU's. With a pipeline that is its drain: the last stages
+  // finish their backwards first (1F1B: (p - 1) slots of fill and drain per stage, the bubble); else
+  // the wait for the slowest GPU (stragglers, hot experts, uneven links).
+  double tail = 0;
+  for (const GpuTotals& g : r.per_gpu)
+    tail += r.makespan_s - g.finish_time_s;
+  const bool pipelined = s.layout.pipeline > 1;
+  double sync = 0; // inside collectives, until the group's last member arrived
+  for (const GpuTotals& g : r.per_gpu)
+    sync += g.sync_wait_s;
+  b["pp_bubble_s"] = b["pp_bubble_s"].get<double>() + (pipelined ? tail / gpus_steps : 0.0);
+  b["wait_s"] = (sync + (pipelined ? 0.0 : tail)) / gpus_steps;
+  return b;
+}
+
 // Power at GPU, node and facility level for one step, and the training run's projection (zeros
 // without `run:`), as flat keys so that sweeps and plans carry them as columns.
 void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
@@ -182,6 +225,13 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
     sent += g.bytes_sent;
   j["bytes_sent_per_gpu"] = r.per_gpu.empty() ? 0.0 : sent / double(r.per_gpu.size()) / double(s.steps);
   j["tokens_per_s_per_gpu"] = r.metrics.tokens_per_gpu / r.metrics.step_time_s;
+  // Model FLOPs utilisation as Megatron-LM and PaLM define it: the model's training FLOPs per token
+  // (no recompute) at the achieved tokens/s over the GPU's peak; hardware FLOPs utilisation counts
+  // what the GPU ran (recomputed forwards included).
+  const double model_flops_per_token = model::training_flops_per_token(architecture_of(s), model::Recompute::None);
+  j["mfu"] = model_flops_per_token * r.metrics.tokens_per_gpu / r.metrics.step_time_s / s.gpu.peak_flops_per_s;
+  j["hfu"] = r.metrics.flops / r.metrics.step_time_s / s.gpu.peak_flops_per_s;
+  j["breakdown"] = step_breakdown(s, r);
   if (s.measured_tokens_per_s_per_gpu > 0)
     j["measured_tokens_per_s_per_gpu"] = s.measured_tokens_per_s_per_gpu;
   if (s.measured_node_power_peak_w > 0)
@@ -206,6 +256,11 @@ const std::vector<std::string>& deterministic_record_keys() {
     for (const auto& f : kMetricFields)
       k.emplace_back(f.key);
     k.emplace_back("bytes_sent_per_gpu");
+    for (const char* key : {"tokens_per_s_per_gpu", "mfu", "hfu", "collective", "channels"})
+      k.emplace_back(key);
+    for (const BreakdownMember& m : kBreakdownMembers)
+      k.emplace_back(std::string("breakdown_") + m.key);
+    k.emplace_back("breakdown_wait_s");
     k.emplace_back("makespan_s");
     k.emplace_back("activities");
     for (const char* key : kPowerKeys)
@@ -213,6 +268,13 @@ const std::vector<std::string>& deterministic_record_keys() {
     return k;
   }();
   return keys;
+}
+
+std::string record_cell(const nlohmann::json& record, const std::string& key) {
+  static const std::string prefix = "breakdown_";
+  const nlohmann::json& v = key.rfind(prefix, 0) == 0 ? record.at("breakdown").at(key.substr(prefix.size()))
+                                                      : record.at(key);
+  return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
 model::StepMetrics metrics_from_json(const nlohmann::json& record) {

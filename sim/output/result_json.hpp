@@ -14,5 +14,8 @@ nlohmann::json result_to_json(const Scenario& scenario, const RunResult& result)
 model::StepMetrics metrics_from_json(const nlohmann::json& record);
 // The numeric fields of a record that do not depend on the host (no wall-clock figures), in order.
 const std::vector<std::string>& deterministic_record_keys();
+// A record's cell for one of those keys, as sweep and plan results files hold it (text as itself,
+// numbers in JSON's shortest form; `breakdown_X` is the breakdown's member X).
+std::string record_cell(const nlohmann::json& record, const std::string& key);
 
 } // namespace memwall::sim

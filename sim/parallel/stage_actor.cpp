@@ -162,6 +162,7 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
   for (size_t i = 0; i < peers.size(); ++i)
     job_.ep_ready[size_t(group_)].at(key)->acquire();
   job_.ep_ready[size_t(group_)].ready.erase(key);
+  const double t_all_in = sg4::Engine::get_clock(); // before: waiting for the block's last member
   const std::vector<long long>& from = job_.members[size_t(group_)];
   const double e = double(peers.size() + 1);
   const double bytes = count * job_.ep_message_bytes / e; // to each peer, per TP rank
@@ -187,6 +188,7 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
       joules += bytes * job_.ep_routes[size_t(group_)][p][i].j_per_byte;
     job_.recorder.record_parallel(from[i], where, trace::TracePhase::ExpertComm, t_start, t_end, sent, sent, joules,
                                   static_cast<long long>(peers.size()));
+    job_.recorder.record_sync_wait(from[i], trace::TracePhase::ExpertComm, t_all_in - t_start);
   }
 }
 
@@ -234,8 +236,13 @@ void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& 
   board.at(key)->acquire();
   board.ready.erase(key);
   const double t_end = sg4::Engine::get_clock();
-  for (long long rank : job_.members[size_t(group_)])
+  const auto posted = board.posted_s.find(key);
+  const double t_posted = posted != board.posted_s.end() ? posted->second : t_start;
+  board.posted_s.erase(key);
+  for (long long rank : job_.members[size_t(group_)]) {
     job_.recorder.record_parallel(rank, where, trace::TracePhase::PipelineWait, t_start, t_end, 0, 0, 0, 1);
+    job_.recorder.split_pipeline_wait(rank, t_start, t_posted, t_end);
+  }
 }
 
 void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
@@ -265,8 +272,10 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
 void StageActor::send_to_virtual_stage(long long step, long long microbatch, long long to, bool forward) const {
   const long long p = job_.scenario.layout.pipeline;
   SendQueue& q = (forward ? job_.forward_sends : job_.backward_sends)[size_t(group_)];
-  q.requests.push_back({job_.pipeline_key(step, microbatch, to / p), {step, microbatch, -1},
-                        job_.group_of(to % p, job_.group_replica[size_t(group_)]), forward});
+  const long long key = job_.pipeline_key(step, microbatch, to / p);
+  const long long to_group = job_.group_of(to % p, job_.group_replica[size_t(group_)]);
+  (forward ? job_.forward_in : job_.backward_in)[size_t(to_group)].posted_s[key] = sg4::Engine::get_clock();
+  q.requests.push_back({key, {step, microbatch, -1}, to_group, forward});
   q.queued->release();
 }
 
@@ -326,6 +335,7 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   for (size_t k = 0; k < to_groups.size(); ++k)
     job_.ring_ready[size_t(group_)].at(round)->acquire();
   job_.ring_ready[size_t(group_)].ready.erase(round);
+  const double t_all_in = sg4::Engine::get_clock(); // before: waiting for the replicas sent to
   const std::vector<long long>& from = job_.members[size_t(group_)];
   const std::vector<StageJob::RingFlow>& flows = job_.ring_flows[size_t(group_)];
   const double latency_s = job_.ring_latency_s[size_t(group_)];
@@ -349,8 +359,10 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   std::vector<double> joules(from.size(), 0.0);
   for (const StageJob::RingFlow& f : flows)
     joules[f.from] += f.share * bytes * f.route.j_per_byte;
-  for (size_t i = 0; i < from.size(); ++i)
+  for (size_t i = 0; i < from.size(); ++i) {
     job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes, bytes, joules[i], 3);
+    job_.recorder.record_sync_wait(from[i], kind, t_all_in - t_start);
+  }
   if (job_.recorder.tracing())
     for (const StageJob::RingFlow& f : flows)
       job_.recorder.record_message({int32_t(from[f.from]), int32_t(f.to), f.share * bytes, t_start, t_end, step},

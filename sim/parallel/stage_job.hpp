@@ -27,6 +27,9 @@ namespace memwall::sim::parallel {
 // actors never preempt each other, so the map needs no lock.
 struct Board {
   std::unordered_map<long long, simgrid::s4u::SemaphorePtr> ready;
+  // When the sending stage handed each key's data to its send stream: a receiver's wait before then
+  // is the pipeline bubble, after it the transfer (the breakdown's pp_bubble_s, pp_transfer_s).
+  std::unordered_map<long long, double> posted_s;
   simgrid::s4u::SemaphorePtr at(long long key) {
     auto& s = ready[key];
     if (!s)

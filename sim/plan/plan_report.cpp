@@ -82,9 +82,11 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
         << spec.name << " on " << plan.label << ": " << plan.layouts << " layouts, " << plan.broken
         << " break a constraint, " << plan.too_big << " do not fit, " << plan.ranked.size() << " estimated, "
         << points.by_fabric[f].size() << " simulated\n";
-    out << model::format("%3s %-58s %10s %9s %6s %7s %8s %8s %8s %8s %8s %8s %9s %7s\n", "#", "layout",
-                         "tok/s/GPU", "step s", "MFU %", "mem GB", "mJ/tok", "TP s", "PP s", "DP s", "EP s",
-                         "CP s", "est. s", "est. %");
+    // The step's breakdown (sums to "step s"): compute, TP, CP, EP, pipeline transfer + bubble, DP
+    // with the optimizer, and waiting for the last GPU.
+    out << model::format("%3s %-58s %10s %9s %6s %7s %8s %8s %8s %8s %8s %8s %8s %8s %9s %7s\n", "#", "layout",
+                         "tok/s/GPU", "step s", "MFU %", "mem GB", "mJ/tok", "comp s", "TP s", "CP s", "EP s",
+                         "PP s", "DP s", "wait s", "est. s", "est. %");
     std::vector<double> estimated, simulated;
     const std::vector<size_t> done = finished_by_throughput(points, f, results);
     for (size_t k = 0; k < done.size(); ++k) {
@@ -95,12 +97,14 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
       estimated.push_back(est);
       simulated.push_back(step);
       out << model::format(
-          "%3zu %-58s %10.1f %9.4g %6.1f %7.1f %8.4g %8.3g %8.3g %8.3g %8.3g %8.3g %9.4g %+7.1f\n", k + 1,
-          c.layout.c_str(), number(results, point, "tokens_per_s_per_gpu"), step,
+          "%3zu %-58s %10.1f %9.4g %6.1f %7.1f %8.4g %8.4g %8.3g %8.3g %8.3g %8.3g %8.3g %8.3g %9.4g %+7.1f\n",
+          k + 1, c.layout.c_str(), number(results, point, "tokens_per_s_per_gpu"), step,
           100 * number(results, point, "mfu"), c.memory_bytes / 1e9, number(results, point, "mj_per_token"),
-          number(results, point, "t_tp_comm_s"), number(results, point, "t_pp_wait_s"),
-          number(results, point, "t_dp_comm_s"), number(results, point, "t_ep_comm_s"),
-          number(results, point, "t_cp_comm_s"), est, 100 * (est / step - 1));
+          number(results, point, "breakdown_compute_s"), number(results, point, "breakdown_tp_s"),
+          number(results, point, "breakdown_cp_s"), number(results, point, "breakdown_ep_s"),
+          number(results, point, "breakdown_pp_transfer_s") + number(results, point, "breakdown_pp_bubble_s"),
+          number(results, point, "breakdown_dp_s") + number(results, point, "breakdown_optimizer_s"),
+          number(results, point, "breakdown_wait_s"), est, 100 * (est / step - 1));
     }
     for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
       if (!results.has_ok_row(points.by_fabric[f][i]))
