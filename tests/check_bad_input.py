@@ -2,7 +2,8 @@
 """Every malformed scenario in bad-scenarios/ must be refused by `memwall validate` and `memwall run`
 with exit code 2 and exactly one error line naming the file, the line and the key given in the
 file's first line (`# expect: LINE KEY`, KEY '-' for none). Bad GPU catalogs likewise, and every bad
-fabric file in bad-fabrics/ by `memwall topo` (`# expect: LINE KEY GPUS REASON...`).
+fabric file in bad-fabrics/ by `memwall topo` (`# expect: LINE KEY GPUS REASON...`). Keys a layout
+does not apply (WARNED) run with a warning naming file, line and key.
 
 Usage: check_bad_input.py MEMWALL
 """
@@ -42,6 +43,43 @@ BAD_CATALOGS = {
 }
 
 
+# Keys that a layout does not apply: the run goes on, with a warning at the key's file:line (never
+# silently dropped). name: (cluster and training lines, parallelism, line, key)
+WARNED = {
+    "auto-with-tensor": ("  collective: auto\n", "{tensor: 2}", 11, "cluster.collective"),
+    "ring-order-with-pipeline": ("  ring_order: rank\n", "{pipeline: 2}", 11, "cluster.ring_order"),
+    "bucketed-with-tensor": ("training: {overlap: bucketed}\n", "{tensor: 2}", 13, "training.overlap"),
+}
+WARNED_BASE = """name: a key the layout does not apply
+gpu: H100-SXM
+model:
+  hidden: 1024
+  layers: 8
+  heads: 16
+  seq_len: 2048
+batch: {{tokens_per_microbatch: 2048, microbatches: 2}}
+cluster:
+  gpus: 16
+{cluster}  fabric: dgx-h100-ndr
+parallelism: {parallelism}
+{training}"""
+
+
+def check_warned(memwall, tmp):
+    problems = []
+    for name, (text, parallelism, line, key) in WARNED.items():
+        cluster, training = (text, "") if text.startswith("  ") else ("", text)
+        path = os.path.join(tmp, name + ".yaml")
+        open(path, "w").write(WARNED_BASE.format(cluster=cluster, training=training, parallelism=parallelism))
+        p = subprocess.run([memwall, "run", path], capture_output=True, text=True)
+        want = f"memwall: warning: {path}:{line}: {key}: "
+        if p.returncode != 0:
+            problems.append(f"{name}: exit {p.returncode}: {p.stderr!r}")
+        elif not any(l.startswith(want) for l in p.stderr.splitlines()):
+            problems.append(f"{name}: no warning '{want}...': {p.stderr!r}")
+    return problems
+
+
 def main():
     memwall = sys.argv[1]
     failures, cases = 0, 0
@@ -68,6 +106,10 @@ def main():
             for problem in check([memwall, "gpus"], path, line, key, env):
                 failures += 1
                 print(f"catalog {name}: {problem}")
+        for problem in check_warned(memwall, tmp):
+            failures += 1
+            print(f"warned: {problem}")
+        cases += len(WARNED)
     print(f"{cases} bad inputs checked, {failures} problems")
     return 1 if failures or cases < 12 else 0
 

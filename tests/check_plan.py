@@ -252,6 +252,18 @@ top: 2
         if abs(got / best - 1) > 1e-9:
             fail(f"{scenario} runs at {got} tokens/s/GPU, the plan's best on {fabric} was {best}")
     print(f"plan over dgx-h100-ndr and a user file: {len(by)} layouts simulated, {p.stdout.splitlines()[-1]}")
+    # A plan or a sweep given to `memwall run`: the command that takes it, at the file's key (once
+    # "base: unknown key"); `validate` checks a plan file as a plan.
+    squeeze = os.path.join(ROOT, "scenarios", "batch-squeeze.yaml")
+    sweep_line = next(i for i, l in enumerate(open(squeeze), 1) if l.startswith("sweep:")) + 1  # its block's line
+    for path, key, line, command in ((plan, "base", 3, "memwall plan"),
+                                     (squeeze, "sweep", sweep_line, "memwall sweep")):
+        q = subprocess.run([memwall, "run", path], capture_output=True, text=True)
+        if q.returncode != 2 or f"{path}:{line}: {key}: " not in q.stderr or command not in q.stderr or q.stdout:
+            fail(f"memwall run {path}: exit {q.returncode}, {q.stderr!r}: expected exit 2 at {key} pointing to {command}")
+    q = subprocess.run([memwall, "validate", plan], capture_output=True, text=True)
+    if q.returncode != 0 or "ok (plan of 2 layouts on 2 fabric(s)" not in q.stdout:
+        fail(f"memwall validate on a plan file: exit {q.returncode}: {q.stdout!r} {q.stderr!r}")
 
 
 def bad(memwall, tmp):

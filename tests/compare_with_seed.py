@@ -20,6 +20,29 @@ def tokens(line):
     return line.split()
 
 
+def strip_run_columns(lines):
+    """Removes `memwall run`'s three columns after Table 5's, checking each row's step time against
+    its tokens per step and ms/token as printed (3 significant digits) and tok/s/GPU against both."""
+    errors, out = [], []
+    for i, line in enumerate(lines):
+        t = line.split()
+        if i == 0:
+            if t[-4:] != ["step", "s", "tok/s/GPU", "MFU%"]:
+                errors.append(f"run header lacks 'step s tok/s/GPU MFU%': {line!r}")
+            out.append(line.rsplit("step s", 1)[0].rstrip())
+            continue
+        step_s, tps, mfu = (float(x) for x in t[-3:])
+        tokens, ms_per_token = float(t[-11]), float(t[-10])
+        if abs(tokens * ms_per_token / 1e3 / step_s - 1) > 5e-3:
+            errors.append(f"row {i}: step {step_s} s, but {tokens} tokens x {ms_per_token} ms/token")
+        if abs(tps - tokens / step_s) > 0.05 + 1e-3 * tps:  # as printed: 0.1 tok/s, 4 digits of step
+            errors.append(f"row {i}: {tps} tok/s/GPU x {step_s} s != {tokens} tokens")
+        if not 0 < mfu < 100:
+            errors.append(f"row {i}: MFU {mfu}%")
+        out.append(line.rsplit(None, 3)[0])
+    return out, errors
+
+
 def compare_lines(got_lines, want_lines, what):
     errors = []
     numbers = 0
@@ -71,8 +94,13 @@ def main():
         # one-GPU rows (110 GB of Adam state on an 80 GB A100).
         flagged = [i for i, l in enumerate(got_lines) if re.search(r"\s+\[OOM [^\]]*\]$", l)]
         got_lines = [re.sub(r"\s+\[OOM [^\]]*\]$", "", l) for l in got_lines]
+        # After the seed's columns `memwall run` prints step s, tok/s/GPU and MFU%: they must agree
+        # with the seed's own columns (step = tok/step/GPU x ms/token), then they are left out.
+        got_lines, extra_errors = strip_run_columns(got_lines)
+        errors_extra = extra_errors
         want_lines = table_block(want_all, "== Table 5")[2:]  # header row onwards
         errors, numbers = compare_lines(got_lines, want_lines, "table5")
+        errors += errors_extra
         if flagged != [1, 2]:
             errors.append(f"OOM flags on lines {flagged}, expected on the two 1-GPU rows [1, 2]")
         if len(got_lines) != 7:

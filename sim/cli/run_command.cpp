@@ -6,6 +6,7 @@
 #include "sim/engine/isolated_run.hpp"
 #include "sim/output/safe_file.hpp"
 #include "sim/output/result_json.hpp"
+#include "sim/plan/plan_spec.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <iostream>
@@ -44,9 +45,14 @@ std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool 
   return scenarios;
 }
 
+// After the seed's Table 5 columns: the step time, throughput and model FLOPs utilisation.
+const std::string kRunColumnsHeader = model::format(" %9s %10s %6s", "step s", "tok/s/GPU", "MFU%");
+
 // The table row, flagged when the plan does not fit in HBM.
 std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
-  std::string row = model::table5_row(s.name, sim::metrics_from_json(record));
+  std::string row = model::table5_row(s.name, sim::metrics_from_json(record)) +
+                    model::format(" %9.4g %10.1f %6.1f", record["step_time_s"].get<double>(),
+                                  record["tokens_per_s_per_gpu"].get<double>(), 100 * record["mfu"].get<double>());
   if (record.value("oom", false))
     row += model::format("  [OOM %.1f GB > %.0f GB]", record["footprint_bytes"].get<double>() / 1e9,
                          record["hbm_capacity_bytes"].get<double>() / 1e9);
@@ -130,7 +136,7 @@ int run_command(const RunOptions& options) {
         std::cout << record.dump() << "\n";
       else {
         if (!header_printed)
-          std::cout << model::table5_header() << "\n";
+          std::cout << model::table5_header() << kRunColumnsHeader << "\n";
         header_printed = true;
         std::cout << table_row(s, record) << "\n";
       }
@@ -151,6 +157,12 @@ int validate_command(const std::vector<std::string>& paths) {
     for (const auto& path : paths)
       for (const auto& file : files_of(path)) {
         const model::InputNode root = model::InputNode::load_file(file);
+        if (root.is_map() && !root.has("sweep") && (root.has("base") || root.has("search"))) {
+          const plan::PlanSpec spec = plan::load_plan(file); // the file itself; `plan` checks each layout
+          lines.push_back(file + ": ok (plan of " + std::to_string(spec.candidates()) + " layouts on " +
+                          std::to_string(spec.fabrics.size()) + " fabric(s); run it with memwall plan)");
+          continue;
+        }
         if (!root.is_map() || !root.has("sweep")) {
           scenario_paths.push_back(file);
           continue;

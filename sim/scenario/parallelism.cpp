@@ -207,12 +207,30 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
     s.tokens_per_microbatch = double(in.micro_batch) * double(s.arch.seq_len);
   }
   if (l.model_parallel()) {
+    // Keys the model-parallel engine does not apply are refused or warned about where they stand,
+    // never dropped (tests/check_bad_input.py lists each).
+    const InputNode cluster = root.child("cluster");
+    auto warn = [&](const InputNode& at, const std::string& reason) {
+      s.warnings.push_back(model::InputError(at.file(), at.line(), at.key_path(), reason).what());
+    };
     if (!s.link_events.empty())
-      root.child("cluster").child("link_events").fail("link events are simulated with data parallelism only, not with "
-                                                      "tensor or pipeline parallelism");
+      cluster.child("link_events").fail("link events are simulated with data parallelism only, not with "
+                                        "tensor or pipeline parallelism");
+    if (auto c = cluster.optional_child("collective")) {
+      if (s.collective != "ring" && s.collective != "auto")
+        c->fail("'" + s.collective + "' applies to pure data parallelism; with tensor, pipeline, context or expert "
+                "parallelism every collective runs as NCCL's rings over its channels (cluster.nccl); use ring");
+      if (s.collective == "auto")
+        warn(*c, "with tensor, pipeline, context or expert parallelism every collective runs as a ring: auto "
+                 "chooses ring");
+    }
+    if (auto c = cluster.optional_child("ring_order"))
+      warn(*c, "with tensor, pipeline, context or expert parallelism the rings follow the layout's ranks "
+               "(parallelism.placement); ring_order is not applied");
     if (s.training.overlap_bucketed)
-      s.warnings.push_back(s.file + ": with tensor or pipeline parallelism the data-parallel gradient all-reduce runs "
-                                    "after the pipeline flush (Megatron-LM 2021); overlap: bucketed is not applied");
+      warn(root.child("training").child("overlap"),
+           "with tensor or pipeline parallelism the data-parallel gradient all-reduce runs after the pipeline "
+           "flush (Megatron-LM 2021); overlap: bucketed is not applied");
     const long long per_node = s.fabric.kind == "cluster" ? s.fabric.cluster.gpus_per_node : 0;
     if (per_node > 0 && l.tensor > per_node)
       s.warnings.push_back(s.file + ": tensor " + n(l.tensor) + " spans more than a node's " + n(per_node) +

@@ -212,6 +212,16 @@ void check_memory(const Scenario& s, bool allow_oom) {
 }
 
 Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo) {
+  // A plan or a sweep given to `run` or `validate`: say which command takes it.
+  if (root.is_map()) {
+    for (const char* key : {"base", "fabrics", "search"})
+      if (root.has(key))
+        root.child(key).fail("this is a plan file (base, fabrics, search): run it with `memwall plan " +
+                             root.file() + "`");
+    for (const char* key : {"sweep", "zip", "scenario"})
+      if (root.has(key))
+        root.child(key).fail("this is a sweep file (scenario, sweep): run it with `memwall sweep " + root.file() + "`");
+  }
   root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "parallelism",
                    "allow_oom", "measured", "power", "run", "cost"});
   Scenario s;
