@@ -21,7 +21,13 @@ ENERGY_PARTS = [("e_arith_j", "arithmetic", "#1f618d"), ("e_hbm_j", "HBM", "#c03
 PHASE_COLORS = {"fwd_gemm": "#1f618d", "fwd_elementwise": "#5dade2", "bwd_gemm": "#117a65",
                 "bwd_elementwise": "#48c9b0", "forward": "#1f618d", "backward": "#117a65", "compute": "#1f618d",
                 "allreduce": "#d68910", "allgather": "#f5b041", "reducescatter": "#a04000", "optimizer": "#b03a2e",
-                "wait": "#d5d8dc"}
+                "tp_comm": "#7d3c98", "cp_comm": "#af7ac5", "ep_comm": "#e74c3c", "pp_wait": "#808b96",
+                "pp_send": "#2e4053", "wait": "#d5d8dc"}
+
+
+def phase_order(name):
+    """Phases in PHASE_COLORS's order; a kind a newer trace adds goes last, by name (never a crash)."""
+    return (list(PHASE_COLORS).index(name), "") if name in PHASE_COLORS else (len(PHASE_COLORS), name)
 
 
 def table5(t):
@@ -54,7 +60,7 @@ def breakdown(t):
 
 
 def energy_chart(t, path):
-    phases = sorted(set(t.phase_label(v) for v in t.phases["phase"]), key=list(PHASE_COLORS).index)
+    phases = sorted(set(t.phase_label(v) for v in t.phases["phase"]), key=phase_order)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     bottom = np.zeros(len(phases))
     gpus = len(t.per_gpu)

@@ -3,7 +3,8 @@
 plot scripts draw from a sweep's results written as CSV and as HDF5, which load to the same rows
 (every number equal, the text columns equal). The pipeline figure draws from a model-parallel trace
 in which every stage shows each micro-batch's forward and backward once (1F1B, 4 stages, 8
-micro-batches), and refuses a data-parallel trace with a message.
+micro-batches), and refuses a data-parallel trace with a message. report.py runs on data-parallel,
+pipeline and expert-parallel traces, whose compute-stream rows tile GPUs x makespan.
 
 Usage: check_analysis.py MEMWALL REPO_ROOT
 """
@@ -105,6 +106,29 @@ def check_pipeline_figure(memwall, analysis, tmp):
     if run.returncode == 0 or "not a model-parallel run" not in run.stderr:
         failures.append(f"plot_pipeline.py on a data-parallel trace: exit {run.returncode}, {run.stderr.strip()}")
     print(f"pipeline figure: {len(gpus)} stages, each micro-batch's forward and backward once")
+    # report.py on every kind of trace (once a ValueError on 'tp_comm' for any model-parallel one),
+    # and the compute stream's rows tile each GPU's whole run: GPUs x makespan in all.
+    open(scenario, "w").write(PIPELINE.replace("model: {hidden: 1024, layers: 8, seq_len: 1024}",
+                                               "model: {hidden: 1024, layers: 8, seq_len: 1024, moe: {experts: 4, "
+                                               "top_k: 2, expert_ffn_hidden: 2048}}").replace(
+        "{tensor: 2, pipeline: 4}", "{tensor: 2, pipeline: 2, expert: 2}"))
+    moe_trace = os.path.join(tmp, "moe.h5")
+    subprocess.run([memwall, "run", scenario, "--trace", moe_trace], capture_output=True, check=True)
+    for path in (trace, dp_trace, moe_trace):
+        out_dir = os.path.join(tmp, "report-" + os.path.basename(path))
+        run = subprocess.run([PY, os.path.join(analysis, "report.py"), path, "--out-dir", out_dir],
+                             capture_output=True, text=True)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if run.returncode != 0 or not all(os.path.getsize(os.path.join(out_dir, f"{stem}-{k}.png")) > 1000
+                                          for k in ("energy", "gantt")):
+            failures.append(f"report.py {os.path.basename(path)}: exit {run.returncode}: {run.stderr.strip()[-300:]}")
+        t = Trace(path)
+        rows = t.phases[t.stream == 0]
+        tiled = float((rows["t_end_s"] - rows["t_start_s"]).sum())
+        want = len(t.per_gpu) * float(t.summary["makespan_s"])
+        if abs(tiled / want - 1) > 1e-9:
+            failures.append(f"{os.path.basename(path)}: compute-stream rows cover {tiled} GPU-s, GPUs x makespan {want}")
+    print("report.py on pipeline, data-parallel and expert-parallel traces; compute-stream rows tile the run")
     return failures
 
 

@@ -135,13 +135,13 @@ void RunRecorder::record_message(const trace::CommRow& message, const std::vecto
   }
 }
 
-void RunRecorder::close_run(double makespan_s) {
+void RunRecorder::close_run(double makespan_s, trace::TracePhase tail) {
   if (!trace_)
     return;
   for (size_t rank = 0; rank < totals_.size(); ++rank) {
     const double finish = totals_[rank].finish_time_s;
     if (finish < makespan_s)
-      trace_->add_phase({int32_t(rank), -1, -1, -1, trace::TracePhase::Wait, trace::TraceStream::Compute, finish, makespan_s, 0.0, 0.0, 0.0, 0.0,
+      trace_->add_phase({int32_t(rank), -1, -1, -1, tail, trace::TraceStream::Compute, finish, makespan_s, 0.0, 0.0, 0.0, 0.0,
                          gpu_.p_static_w * (makespan_s - finish), 0.0});
   }
 }

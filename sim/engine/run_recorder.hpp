@@ -104,8 +104,8 @@ public:
     totals_[static_cast<size_t>(rank)].finish_time_s = t_s;
     totals_[static_cast<size_t>(rank)].finished = true;
   }
-  // Adds the `wait` rows of GPUs that finished before `makespan_s` (traces only).
-  void close_run(double makespan_s);
+  // Adds the rows (kind `tail`) of GPUs that finished before `makespan_s` (traces only).
+  void close_run(double makespan_s, trace::TracePhase tail = trace::TracePhase::Wait);
 
   bool tracing() const { return trace_ != nullptr; }
   const std::vector<GpuTotals>& totals() const { return totals_; }

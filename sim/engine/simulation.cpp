@@ -148,8 +148,9 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
   result.metrics = summarise(s, result.per_gpu, result.makespan_s);
   result.collective = "ring";
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (trace) {
-    recorder.close_run(result.makespan_s);
+  if (trace) { // with a pipeline, the time after a stage's end is the pipeline's drain (the breakdown's bubble)
+    recorder.close_run(result.makespan_s,
+                       s.layout.pipeline > 1 ? trace::TracePhase::PipelineWait : trace::TracePhase::Wait);
     export_trace(s, result, recorder, *trace, output);
   }
   return result;
