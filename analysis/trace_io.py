@@ -13,6 +13,9 @@ class Trace:
             self.phases = f["phases"][()]
             self.comms = f["comms"][()]
             self.links = f["links"][()]
+            if self.links.dtype.names and "name" in self.links.dtype.names:  # HDF5 strings reach numpy as bytes
+                self.link_names = [_text(n) for n in self.links["name"]]
+                self.link_kinds = [_text(n) for n in self.links["kind"]]
             self.per_gpu = f["summary/per_gpu"][()]
             self.power = f["power"][()] if "power" in f else None  # GPU power over time (memwall >= issue 15)
             self.summary = {k: _text(v) for k, v in f["summary"].attrs.items()}

@@ -296,7 +296,10 @@ std::string describe_fabric(const FabricSpec& spec) {
     out << ", gpus_per_node: " << c.gpus_per_node;
     link("nvlink", c.nvlink);
     link("nic", c.nic);
-    link("uplink", c.uplink);
+    LinkFigures uplink = c.uplink; // as built: bandwidth 0 means the NIC's (cluster_fabric.cpp)
+    if (uplink.bytes_per_s <= 0)
+      uplink.bytes_per_s = c.nic.bytes_per_s;
+    link("uplink", uplink);
     out << ", nics: " << (c.nic_per_gpu ? "per-gpu" : "per-node") << ", leaf_ports: " << c.leaf_ports
         << ", oversubscription: " << c.oversubscription
         << ", rail_optimized: " << (c.rail_optimized ? "true" : "false")

@@ -248,7 +248,8 @@ trace::TracePhase trace_kind(CollectivePart part) {
 }
 
 void CollectiveRunner::simulate_round(long long rank, long long step, size_t k, double scale, long long sequence,
-                                      double& sent, double& network_j, long long& activities) const {
+                                      trace::TracePhase kind, long long ordinal, double& sent, double& network_j,
+                                      long long& activities) const {
   const auto r = static_cast<size_t>(rank);
   const size_t epoch = enter_current_epoch(rank);
   const RankRound& round = rounds_[epoch][r][k];
@@ -271,7 +272,9 @@ void CollectiveRunner::simulate_round(long long rank, long long step, size_t k, 
       sent += p.bytes;
       network_j += p.bytes * s.j_per_byte;
       if (recorder_.tracing())
-        recorder_.record_message({int32_t(rank), int32_t(s.dst), p.bytes, p.t_start_s, p.t_end_s, step}, s.links);
+        recorder_.record_message({int32_t(rank), int32_t(s.dst), p.bytes, p.t_start_s, p.t_end_s,
+                                  recorder_.collective_id(kind, ordinal), kind},
+                                 s.links);
     }
   activities += static_cast<long long>(posted.comms.size());
   const double extra_latency_s = rounds_[platform_.epoch_at(sg4::Engine::get_clock())][r][k].extra_latency_s;
@@ -294,7 +297,7 @@ void CollectiveRunner::run(long long rank, long long step, CollectivePart part, 
   long long activities = 0;
   for (size_t k = first; k < last;) {
     if (!private_ || !private_->is_private(k)) {
-      simulate_round(rank, step, k, scale, sequence, sent, network_j, activities);
+      simulate_round(rank, step, k, scale, sequence, trace_kind(part), ordinal, sent, network_j, activities);
       received_bytes += rounds_[0][r][k].receive_bytes * scale;
       ++k;
       continue;

@@ -70,7 +70,8 @@ private:
   struct PostedRound;
   // Waits for a round's sends and receives; resends and receives again what a link failure broke.
   // Round `k` of GPU `rank` through SimGrid messages (every message one SimGrid communication).
-  void simulate_round(long long rank, long long step, size_t k, double scale, long long sequence, double& sent,
+  void simulate_round(long long rank, long long step, size_t k, double scale, long long sequence,
+                      trace::TracePhase kind, long long ordinal, double& sent,
                       double& network_j, long long& activities) const;
   void wait_round(PostedRound& posted, long long rank, long long step, size_t round, size_t epoch,
                   long long sequence, long long& activities) const;

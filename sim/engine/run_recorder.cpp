@@ -124,6 +124,13 @@ void RunRecorder::register_link(const std::string& name, const std::string& kind
     links_.try_emplace(name, LinkUsage{kind, bandwidth_bytes_per_s, j_per_byte, 0.0, {}});
 }
 
+int64_t RunRecorder::collective_id(trace::TracePhase kind, long long a, long long b, long long c) {
+  if (!trace_)
+    return 0;
+  return collective_ids_.try_emplace({static_cast<long long>(kind), a, b, c}, int64_t(collective_ids_.size()))
+      .first->second;
+}
+
 void RunRecorder::record_message(const trace::CommRow& message, const std::vector<std::string>& links) {
   if (!trace_)
     return;

@@ -8,6 +8,7 @@
 #include "trace/trace_buffer.hpp"
 
 #include <array>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -96,6 +97,10 @@ public:
   // A pipeline wait from t_start_s to t_end_s for data its sender had from t_posted_s: the bubble
   // until then, the transfer after (recorded with record_parallel, kind PipelineWait, as well).
   void split_pipeline_wait(long long rank, double t_start_s, double t_posted_s, double t_end_s);
+  // The trace's id of one collective call, the same for all its messages: calls are told apart by
+  // `key` (the kind, then what identifies the call in its engine); ids count from 0 in order of first
+  // use. 0 without a trace.
+  int64_t collective_id(trace::TracePhase kind, long long a, long long b = 0, long long c = 0);
   // One simulated message and the links it crossed (traces only).
   void record_message(const trace::CommRow& message, const std::vector<std::string>& links);
   void register_link(const std::string& name, const std::string& kind, double bandwidth_bytes_per_s,
@@ -116,6 +121,7 @@ private:
   model::GpuSpec gpu_;
   trace::TraceBuffer* trace_;
   std::unordered_map<std::string, LinkUsage> links_;
+  std::map<std::array<long long, 4>, int64_t> collective_ids_;
 };
 
 } // namespace memwall::sim

@@ -86,6 +86,8 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
       else if (value.is_boolean())
         c.summary_texts[key] = value.get<bool>() ? "true" : "false";
     }
+    for (const auto& [key, value] : record.at("breakdown").items()) // as the results files' columns
+      c.summary_numbers["breakdown_" + key] = value.get<double>();
     c.phases = &trace.phases();
     c.comms = &trace.comms();
     for (const auto& [name, use] : recorder.links())

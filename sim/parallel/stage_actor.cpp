@@ -53,7 +53,7 @@ void post_flows(const StageJob& job, const std::vector<long long>& from, const s
 // with `record_now`, records each member's share. Returns when the last flow is done.
 void send_flows(StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
                 const std::vector<RouteFigures>& routes, double bytes, const PhaseContext& where,
-                trace::TracePhase kind, double t_start_s, bool record_now) {
+                trace::TracePhase kind, double t_start_s, bool record_now, int64_t collective_id) {
   std::vector<sg4::CommPtr> comms;
   post_flows(job, from, to, bytes, comms);
   sg4::Comm::wait_all(comms);
@@ -65,7 +65,7 @@ void send_flows(StageJob& job, const std::vector<long long>& from, const std::ve
     job.recorder.record_parallel(to[i], where, kind, t_end, t_end, 0.0, bytes, 0.0, 0);
     if (job.recorder.tracing())
       job.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start_s, comms[i]->get_finish_time(),
-                                   where.step},
+                                   collective_id, kind},
                                   routes[i].links);
   }
 }
@@ -129,6 +129,13 @@ void StageActor::tensor_collectives_finish(TensorExchange& x, const PhaseContext
   for (size_t i = 0; i < members.size(); ++i) // the time waited for it: all of it unless overlapped
     job_.recorder.record_parallel(members[i], where, trace::TracePhase::TensorComm, t_wait, t_end, x.bytes, x.bytes,
                                   joules[i], 2);
+  if (job_.recorder.tracing()) { // every ring flow, as a message from its start to the collectives' end
+    const int64_t id = job_.recorder.collective_id(trace::TracePhase::TensorComm, group_, tensor_calls_++);
+    for (const StageJob::TpFlow& f : job_.tp_flows[size_t(group_)])
+      job_.recorder.record_message({int32_t(members[f.from]), int32_t(f.to), f.share * x.bytes, x.t_start_s, t_end, id,
+                                    trace::TracePhase::TensorComm},
+                                   f.route.links);
+  }
 }
 
 void StageActor::tensor_collectives(const PhaseContext& where, double all_reduces) const {
@@ -190,6 +197,15 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
                                   static_cast<long long>(peers.size()));
     job_.recorder.record_sync_wait(from[i], trace::TracePhase::ExpertComm, t_all_in - t_start);
   }
+  if (job_.recorder.tracing()) {
+    const long long block = std::min(group_, *std::min_element(peers.begin(), peers.end()));
+    const int64_t id = job_.recorder.collective_id(trace::TracePhase::ExpertComm, block, key);
+    for (size_t p = 0; p < peers.size(); ++p)
+      for (size_t i = 0; i < from.size(); ++i)
+        job_.recorder.record_message({int32_t(from[i]), int32_t(job_.members[size_t(peers[p])][i]), bytes, t_all_in,
+                                      t_end, id, trace::TracePhase::ExpertComm},
+                                     job_.ep_routes[size_t(group_)][p][i].links);
+  }
 }
 
 StageActor::ContextExchange StageActor::context_exchange_start(double blocks) const {
@@ -229,6 +245,15 @@ void StageActor::context_exchange_finish(ContextExchange& x, const PhaseContext&
   for (size_t i = 0; i < from.size(); ++i)
     job_.recorder.record_parallel(from[i], where, trace::TracePhase::ContextComm, t_wait, t_end, x.bytes, x.bytes,
                                   x.bytes * job_.cp_routes[size_t(group_)][i].j_per_byte, 2);
+  if (job_.recorder.tracing()) {
+    const long long c = job_.scenario.layout.context, slot = job_.group_replica[size_t(group_)];
+    const int64_t id = job_.recorder.collective_id(
+        trace::TracePhase::ContextComm, job_.group_of(job_.group_stage[size_t(group_)], slot / c * c), x.key);
+    for (size_t i = 0; i < from.size(); ++i)
+      job_.recorder.record_message({int32_t(from[i]), int32_t(job_.members[size_t(x.next_group)][i]), x.bytes,
+                                    x.t_start_s, t_end, id, trace::TracePhase::ContextComm},
+                                   job_.cp_routes[size_t(group_)][i].links);
+  }
 }
 
 void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& where) const {
@@ -365,7 +390,9 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   }
   if (job_.recorder.tracing())
     for (const StageJob::RingFlow& f : flows)
-      job_.recorder.record_message({int32_t(from[f.from]), int32_t(f.to), f.share * bytes, t_start, t_end, step},
+      job_.recorder.record_message({int32_t(from[f.from]), int32_t(f.to), f.share * bytes, t_start, t_end,
+                                    job_.recorder.collective_id(kind, job_.group_stage[size_t(group_)], round, f.from),
+                                    kind},
                                    f.route.links);
 }
 
@@ -404,7 +431,8 @@ void SendActor::operator()() const {
     const std::vector<long long>& from = job_.members[size_t(group_)];
     const std::vector<long long>& to = job_.members[size_t(r.to_group)];
     send_flows(job_, from, to, routes, job_.pp_message_bytes, r.where, trace::TracePhase::PipelineSend,
-               sg4::Engine::get_clock(), true);
+               sg4::Engine::get_clock(), true,
+               job_.recorder.collective_id(trace::TracePhase::PipelineSend, r.to_group, r.key, r.forward));
     (r.forward ? job_.forward_in : job_.backward_in)[size_t(r.to_group)].at(r.key)->release();
   }
 }

@@ -68,6 +68,7 @@ private:
   long long group_;
   mutable long long all_to_alls_ = 0; // the same sequence on every member of an expert-parallel block
   mutable long long context_exchanges_ = 0; // likewise for a context group
+  mutable long long tensor_calls_ = 0;      // this group's TP collectives so far (trace ids)
 };
 
 class SendActor {

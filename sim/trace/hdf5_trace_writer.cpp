@@ -121,14 +121,17 @@ void write_phases(hid_t file, const std::vector<PhaseRow>& rows) {
 }
 
 void write_comms(hid_t file, const std::vector<CommRow>& rows) {
+  const hid_t phase_type = phase_enum_type();
   Compound c(sizeof(CommRow));
   c.field("src_gpu", offsetof(CommRow, src_gpu), H5T_NATIVE_INT32, "rank")
       .field("dst_gpu", offsetof(CommRow, dst_gpu), H5T_NATIVE_INT32, "rank")
       .field("bytes", offsetof(CommRow, bytes), H5T_NATIVE_DOUBLE, "B")
       .field("t_start_s", offsetof(CommRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
       .field("t_end_s", offsetof(CommRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
-      .field("collective_id", offsetof(CommRow, collective_id), H5T_NATIVE_INT64, "id");
+      .field("collective_id", offsetof(CommRow, collective_id), H5T_NATIVE_INT64, "id")
+      .field("kind", offsetof(CommRow, kind), phase_type, "enum");
   write_table(file, "comms", c, rows.data(), rows.size(), "one row per simulated message");
+  H5Tclose(phase_type);
 }
 
 void write_power(hid_t file, const std::vector<PowerRow>& rows) {

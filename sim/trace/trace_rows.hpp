@@ -79,7 +79,8 @@ struct CommRow {
   double bytes = 0;
   double t_start_s = 0;
   double t_end_s = 0;
-  int64_t collective_id = 0; // one id per collective call (per step)
+  int64_t collective_id = 0; // one id per collective call (RunRecorder::collective_id), the same on all its messages
+  TracePhase kind = TracePhase::AllReduce; // allreduce, reducescatter, allgather, tp_comm, cp_comm, ep_comm, pp_send
 };
 
 struct LinkRow {
