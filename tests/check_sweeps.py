@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Sweep behaviour: broken points, resume after an interruption, shard + merge.
 
-Usage: check_sweeps.py MEMWALL broken|resume|shards|hdf5
+Usage: check_sweeps.py MEMWALL broken|resume|shards|hdf5|parity
 """
 import csv
+import re
 import os
 import signal
 import subprocess
@@ -142,10 +143,45 @@ def hdf5(memwall, tmp):
     print(f"HDF5 results: 6 points, {len(cols)} columns; merged shards and a resumed sweep equal the single sweep")
 
 
+PARITY = """
+scenario:
+  name: parity
+  gpu: {like: A100-80GB, gemm_efficiency: EFF}
+  model: {hidden: 4096, layers: 8, seq_len: 2048, vocab: 0}
+  batch: {tokens_per_microbatch: 2048, microbatches: 1}
+  cluster: {gpus: 8, fabric: {kind: star, bandwidth: 25GB/s}}
+sweep:
+  cluster.gpus: [8, 64]
+report: {kind: squeeze, b_crit_tokens: 1e6}
+"""
+
+
+def parity(memwall, tmp):
+    """The squeeze report's comm parity counts the fixed time in tokens at the achieved rate: with a
+    GPU at half its peak on the GEMMs, T_fixed = t_fixed x (peak / 2) / (6 P), t_fixed the simulated
+    all-reduce + optimizer (once: at peak, about 2x too high). P: 8 layers of 12 d^2."""
+    params = 8 * 12 * 4096 ** 2
+    for eff in (1.0, 0.5):
+        path, out = os.path.join(tmp, "parity.yaml"), os.path.join(tmp, f"parity-{eff}.csv")
+        open(path, "w").write(PARITY.replace("EFF", str(eff)))
+        p = sweep(memwall, path, "--out", out)
+        if p.returncode != 0:
+            fail(f"parity sweep: {p.stderr}")
+        printed = [float(x) for x in re.findall(r"comm parity at (\d+)", p.stdout)]
+        for r, got in zip(rows(out), printed):
+            t_fixed = float(r["t_allreduce_s"]) + float(r["t_optimizer_s"])
+            want = t_fixed * 312e12 * eff / (6 * params)  # A100: 312 TFLOP/s BF16 dense
+            if abs(got - want) > 0.5 + 1e-6 * want:
+                fail(f"efficiency {eff}, {r['cluster.gpus']} GPUs: parity {got}, derived {want:.1f}")
+        if len(printed) != 2:
+            fail(f"parity report: {p.stdout}")
+    print("squeeze parity at the achieved GEMM rate, as derived")
+
+
 def main():
     memwall, mode = sys.argv[1:3]
     with tempfile.TemporaryDirectory() as tmp:
-        {"broken": broken, "resume": resume, "shards": shards, "hdf5": hdf5}[mode](memwall, tmp)
+        {"broken": broken, "resume": resume, "shards": shards, "hdf5": hdf5, "parity": parity}[mode](memwall, tmp)
     print("1 passed, 0 failed")
 
 

@@ -256,7 +256,7 @@ const std::vector<std::string>& deterministic_record_keys() {
     for (const auto& f : kMetricFields)
       k.emplace_back(f.key);
     k.emplace_back("bytes_sent_per_gpu");
-    for (const char* key : {"tokens_per_s_per_gpu", "mfu", "hfu", "collective", "channels"})
+    for (const char* key : {"tokens_per_s_per_gpu", "mfu", "hfu", "gemm_efficiency", "collective", "channels"})
       k.emplace_back(key);
     for (const BreakdownMember& m : kBreakdownMembers)
       k.emplace_back(std::string("breakdown_") + m.key);
