@@ -66,7 +66,7 @@ def errors(memwall, catalog_path, files, gpu, jobs=1):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("gpu")
     p.add_argument("dir")
     p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))

@@ -8,18 +8,21 @@ Usage: plot_pipeline.py TRACE.h5 [--out pipeline.png] [--step 0]
 The trace comes from `memwall run SCENARIO --trace TRACE.h5` (any trace level; `layer` or
 `microbatch` show the micro-batches).
 """
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure_style  # noqa: E402
 from trace_io import Trace  # noqa: E402
 
 FORWARD = {"fwd_gemm", "fwd_elementwise", "forward"}
 BACKWARD = {"bwd_gemm", "bwd_elementwise", "backward"}
 OTHER_COLOURS = {"tp_comm": "#f39c12", "allreduce": "#c0392b", "reducescatter": "#c0392b", "allgather": "#e74c3c",
                  "optimizer": "#8e44ad", "compute": "#7f8c8d"}
+LEGEND_NAMES = {"tp_comm": "TP collectives", "allreduce": "DP all-reduce / reduce-scatter",
+                "reducescatter": "DP all-reduce / reduce-scatter", "allgather": "DP all-gather",
+                "optimizer": "optimizer", "compute": "other compute"}
 
 
 def stage_gpus(layout):
@@ -52,21 +55,20 @@ def blocks(rows, names):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("trace")
-    p.add_argument("--out", default="pipeline.png")
-    p.add_argument("--step", type=int, default=0)
+    p = figure_style.parser(__doc__)
+    p.add_argument("trace", help="HDF5 trace of a model-parallel run")
+    figure_style.add_out(p, "pipeline.png")
+    p.add_argument("--step", type=int, default=0, help="the optimizer step to draw (default 0)")
     a = p.parse_args()
     t = Trace(a.trace)
     if "parallelism" not in t.attrs:
         raise SystemExit(f"{a.trace}: not a model-parallel run (no 'parallelism' attribute); nothing to draw")
     layout = json.loads(t.attrs["parallelism"])
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figure_style.plt
     cmap = plt.get_cmap("tab20")
+    labelled = set()
     gpus = stage_gpus(layout)
-    fig, ax = plt.subplots(figsize=(12, 0.5 * len(gpus) + 1.5))
+    fig, ax = plt.subplots(figsize=(12, 0.5 * len(gpus) + 2.2))
     compute = t.phases[(t.stream == 0) & (t.phases["step"] == a.step)]
     for row, gpu in enumerate(gpus):
         mine = compute[compute["gpu"] == gpu]
@@ -78,19 +80,21 @@ def main():
                 if mb >= 0 and end - start > 0.008 * (compute["t_end_s"].max() - compute["t_start_s"].min()):
                     ax.text((start + end) / 2, row, f"{group}{mb}", ha="center", va="center", fontsize=6)
             elif group in OTHER_COLOURS:
-                ax.barh(row, end - start, left=start, color=OTHER_COLOURS[group], linewidth=0)
+                name = LEGEND_NAMES[group]  # each kind labelled once: the legend lists what is drawn
+                ax.barh(row, end - start, left=start, color=OTHER_COLOURS[group], linewidth=0,
+                        label=None if name in labelled else name)
+                labelled.add(name)
     ax.set_yticks(range(len(gpus)), [f"stage {s} (GPU {g})" for s, g in enumerate(gpus)])
     ax.invert_yaxis()
     schedule = layout["schedule"] + (f", v = {layout['virtual_stages']}" if layout["virtual_stages"] > 1 else "")
-    ax.set(xlabel="simulated time (s)",
-           title=f"{t.name}: TP {layout['tensor']}, PP {layout['pipeline']}, DP {layout['data']}, {schedule}")
-    shown = {"DP all-reduce / reduce-scatter": "#c0392b", "DP all-gather": "#e74c3c", "optimizer": "#8e44ad"}
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in shown.values()]
-    ax.legend(handles, list(shown), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3,
+    ax.set(xlabel="simulated time [s]", ylabel="pipeline stage",
+           title=figure_style.wrap(f"{t.name}: TP {layout['tensor']}, PP {layout['pipeline']}, DP {layout['data']}, "
+                                   f"{schedule}", 100))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=3,  # below the x label
               title="F<m> / B<m>: forward / backward of micro-batch m (with its TP collectives); blank: waiting",
               title_fontsize=7)
     fig.tight_layout()
-    fig.savefig(a.out, dpi=130)
+    figure_style.save(fig, a.out)
     print(f"wrote {a.out}")
 
 

@@ -8,13 +8,13 @@ Usage: plot_power.py TRACE.h5 [--out power.png] [--gpu 0] [--step 0]
 The trace comes from `memwall run SCENARIO --trace TRACE.h5` (trace level `layer` shows each layer's
 phases; coarser levels average them).
 """
-import argparse
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure_style  # noqa: E402
 from trace_io import Trace  # noqa: E402
 
 
@@ -45,11 +45,11 @@ def node_power(power, gpus, host_w, start, end):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("trace")
-    p.add_argument("--out", default="power.png")
-    p.add_argument("--gpu", type=int, default=0)
-    p.add_argument("--step", type=int, default=0)
+    p = figure_style.parser(__doc__)
+    p.add_argument("trace", help="HDF5 trace (memwall run SCENARIO --trace TRACE.h5)")
+    figure_style.add_out(p, "power.png")
+    p.add_argument("--gpu", type=int, default=0, help="the GPU to draw, and its server (default 0)")
+    p.add_argument("--step", type=int, default=0, help="the optimizer step to draw (default 0)")
     a = p.parse_args()
     t = Trace(a.trace)
     if t.power is None:
@@ -62,9 +62,7 @@ def main():
     mine = series(t.power, a.gpu, start, end)
     edges, node_w = node_power(t.power, list(range(first, first + per_server)),
                                float(t.summary.get("host_w_per_node", 0.0)), start, end)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figure_style.plt
     fig, (ax_gpu, ax_node) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
     x = np.append(mine["t_start_s"], mine["t_end_s"][-1:]) if len(mine) else np.array([start, end])
     y = np.append(mine["power_w"], mine["power_w"][-1:]) if len(mine) else np.zeros(2)
@@ -74,17 +72,17 @@ def main():
     limit = float(t.summary.get("power_limit_w", 0.0))
     if limit > 0:
         ax_gpu.axhline(limit, color="#c0392b", linestyle="--", linewidth=0.8, label=f"power limit {limit:.0f} W")
-    ax_gpu.set(ylabel="GPU power (W)",
+    ax_gpu.set(ylabel="GPU power [W]", xlabel="simulated time [s]",
                title=f"{t.name}: step {a.step}" + (" (shaded: clock lowered by the cap)" if limit > 0 else ""))
     ax_gpu.set_ylim(bottom=0)
     ax_gpu.legend(fontsize=7, loc="lower right")
     ax_node.step(edges, node_w / 1e3, where="post", color="#16a085", linewidth=0.9,
                  label=f"server of GPUs {first}-{first + per_server - 1} (host included)")
-    ax_node.set(xlabel="simulated time (s)", ylabel="server power (kW)")
+    ax_node.set(xlabel="simulated time [s]", ylabel="server power [kW]", title="its server")
     ax_node.set_ylim(bottom=0)
     ax_node.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(a.out, dpi=130)
+    figure_style.save(fig, a.out)
     print(f"wrote {a.out}")
 
 

@@ -5,16 +5,15 @@ a stacked energy bar and a Gantt chart of the first GPUs (PNG).
 Usage: report.py TRACE.h5 [--out-dir DIR] [--gpus N]
 Writes DIR/<trace>-energy.png and DIR/<trace>-gantt.png (DIR defaults to the trace's folder).
 """
-import argparse
 import os
+import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 
-from trace_io import Trace
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure_style  # noqa: E402
+from figure_style import plt  # noqa: E402
+from trace_io import Trace  # noqa: E402
 
 ENERGY_PARTS = [("e_arith_j", "arithmetic", "#1f618d"), ("e_hbm_j", "HBM", "#c0392b"),
                 ("e_static_j", "static", "#95a5a6"), ("e_network_j", "network", "#7d3c98")]
@@ -61,7 +60,7 @@ def breakdown(t):
 
 def energy_chart(t, path):
     phases = sorted(set(t.phase_label(v) for v in t.phases["phase"]), key=phase_order)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(max(8, 0.8 * len(phases) + 2), 4.8))
     bottom = np.zeros(len(phases))
     gpus = len(t.per_gpu)
     for column, label, color in ENERGY_PARTS:
@@ -70,13 +69,14 @@ def energy_chart(t, path):
         ax.bar(phases, values, bottom=bottom, label=label, color=color)
         bottom += values
     ax.set_ylabel("energy per GPU over the run [J]")
+    ax.set_ylim(0, 1.1 * bottom.max())  # headroom over the tallest stack: nothing clipped
     ax.set_xlabel("phase")
-    ax.set_title(f"Where the joules go: {t.name}", fontsize=10)
+    ax.set_title(figure_style.wrap(f"Where the joules go: {t.name}", 80), fontsize=10)
     ax.legend(title="energy")
     ax.grid(axis="y", alpha=0.3)
     plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    figure_style.save(fig, path)
     plt.close(fig)
 
 
@@ -95,18 +95,19 @@ def gantt_chart(t, path, max_gpus):
     ax.set_xlabel("simulated time [ms]")
     ax.set_ylabel("GPU rank")
     ax.invert_yaxis()
-    ax.set_title(f"Timeline of the first {min(max_gpus, len(t.per_gpu))} GPUs: {t.name}", fontsize=10)
+    ax.set_title(figure_style.wrap(f"Timeline of the first {min(max_gpus, len(t.per_gpu))} GPUs: {t.name}", 90),
+                 fontsize=10)
     ax.legend(title="phase", fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    figure_style.save(fig, path)
     plt.close(fig)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("trace")
-    p.add_argument("--out-dir", default=None)
+    p = figure_style.parser(__doc__)
+    p.add_argument("trace", help="HDF5 trace (memwall run SCENARIO --trace TRACE.h5)")
+    p.add_argument("--out-dir", default=None, help="folder for the two figures (default: the trace's)")
     p.add_argument("--gpus", type=int, default=8, help="GPUs in the Gantt chart")
     a = p.parse_args()
     t = Trace(a.trace)

@@ -5,16 +5,19 @@ HBM wall vs hidden size, (c) where the joules go vs tokens per weight visit (d =
 
 Usage: seed_figure.py [--memwall build/memwall | --curves curves.json] [--out fig.png] [--stacked]
 """
-import argparse
 import json
 import os
 import subprocess
+import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure_style  # noqa: E402
 
 D_COLORS = {"768": "#b03a2e", "2048": "#d68910", "4096": "#1f618d", "12288": "#117a65"}
 GPU_COLORS = {"A100-40GB": "#5dade2", "A100-80GB": "#1f618d", "H100-SXM": "#b03a2e", "B200 (approx.)": "#7d3c98"}
@@ -85,10 +88,10 @@ def panel_energy(ax, c):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--memwall", default=os.path.join(here, "..", "build", "memwall"))
+    p = figure_style.parser(__doc__)
+    p.add_argument("--memwall", default=os.path.join(here, "..", "build", "memwall"), help="the memwall binary")
     p.add_argument("--curves", help="a JSON file written by `memwall curves` (instead of running memwall)")
-    p.add_argument("--out", default="fig_backprop_memory_wall.png")
+    figure_style.add_out(p, "fig_backprop_memory_wall.png")
     p.add_argument("--stacked", action="store_true", help="three rows (print) instead of one wide row")
     args = p.parse_args()
     c = load_curves(args)
@@ -97,7 +100,7 @@ def main():
     panel_t_min(axes[1], c)
     panel_energy(axes[2], c)
     fig.tight_layout()
-    fig.savefig(args.out, dpi=170)
+    figure_style.save(fig, args.out, dpi=170, as_drawn=True)  # the seed's figure, pixel for pixel
     print(f"wrote {args.out}")
 
 

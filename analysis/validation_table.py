@@ -19,9 +19,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def plot(rows, band, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    sys.path.insert(0, HERE)
+    import figure_style
+    plt = figure_style.plt
     fig, ax = plt.subplots(figsize=(6, 6))
     for gpu in sorted({r["gpu"] for r in rows}):
         mine = [r for r in rows if r["gpu"] == gpu]
@@ -36,12 +36,12 @@ def plot(rows, band, path):
            ylabel="memwall tokens/s/GPU", title=f"{len(rows)} published runs")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    figure_style.save(fig, path, dpi=120)
     print(f"wrote {path}")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", nargs="?", default=os.path.join(HERE, "..", "scenarios", "validation"))
     p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))
     p.add_argument("--max-error", type=float, default=0.10)

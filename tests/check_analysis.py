@@ -25,11 +25,16 @@ def main():
 
     failures = []
     for script in sorted(os.listdir(analysis)):
-        if not script.endswith(".py") or script in ("sweep_csv.py", "trace_io.py"):  # modules, not scripts
+        if not script.endswith(".py") or script in ("sweep_csv.py", "trace_io.py", "figure_style.py"):  # modules
             continue
         run = subprocess.run([PY, os.path.join(analysis, script), "--help"], capture_output=True, text=True)
         if run.returncode != 0 or "usage" not in run.stdout.lower():
             failures.append(f"{script} --help: exit {run.returncode}: {run.stderr.strip()[-300:]}")
+        # The whole description, not its first line cut mid-sentence: every word of the docstring.
+        import ast
+        doc = ast.get_docstring(ast.parse(open(os.path.join(analysis, script)).read())) or ""
+        if " ".join(doc.split()) not in " ".join(run.stdout.split()):
+            failures.append(f"{script} --help does not print its whole description")
     with tempfile.TemporaryDirectory() as tmp:
         results = {}
         for ext in ("csv", "h5"):
@@ -41,7 +46,8 @@ def main():
             results[ext] = sweep_csv.load(out)
             for plot in ("plot_squeeze.py", "plot_scale_out.py"):
                 png = os.path.join(tmp, f"{plot}.{ext}.png")
-                run = subprocess.run([PY, os.path.join(analysis, plot), out, png], capture_output=True, text=True)
+                run = subprocess.run([PY, os.path.join(analysis, plot), out, "--out", png], capture_output=True,
+                                     text=True)
                 if run.returncode != 0 or not os.path.getsize(png) > 1000:
                     failures.append(f"{plot} {out}: exit {run.returncode}: {run.stderr.strip()[-300:]}")
         csv_rows, h5_rows = results["csv"], results["h5"]
@@ -56,7 +62,7 @@ def main():
                     failures.append(f"point {a.get('point')}: {key} is {value!r} in CSV, {other!r} in HDF5")
         print(f"{len(csv_rows)} points from CSV and HDF5 agree; plots drawn from both")
         missing = subprocess.run([PY, os.path.join(analysis, "plot_squeeze.py"), os.path.join(tmp, "none.h5"),
-                                  os.path.join(tmp, "x.png")], capture_output=True, text=True)
+                                  "--out", os.path.join(tmp, "x.png")], capture_output=True, text=True)
         if missing.returncode != 2 or "none.h5" not in missing.stderr:
             failures.append(f"a missing results file: exit {missing.returncode}, {missing.stderr.strip()}")
         failures += check_pipeline_figure(memwall, analysis, tmp)
