@@ -1,4 +1,4 @@
-"""Reading memwall HDF5 traces (see README, "Traces") with Debian's h5py and numpy."""
+"""Reading memwall HDF5 traces (docs/trace-schema.md) with Debian's h5py and numpy."""
 import h5py
 import numpy as np
 

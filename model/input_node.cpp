@@ -239,7 +239,7 @@ long long InputNode::as_count(long long limit, const char* what) const {
   const long long v = as_positive_integer();
   if (v > limit)
     fail(std::to_string(v) + " is over the limit of " + std::to_string(limit) + " " + what +
-         " (see the README, Input limits)");
+         " (see docs/reference.md, Input limits)");
   return v;
 }
 

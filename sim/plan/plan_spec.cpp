@@ -184,7 +184,7 @@ PlanSpec load_plan(const std::string& path) {
                 (spec.candidates() == std::numeric_limits<long long>::max() ? "over 9 x 10^18"
                                                                             : std::to_string(spec.candidates())) +
                 " layouts per fabric, over the limit of " + std::to_string(kMaxCandidates) +
-                " (see the README, Input limits); narrow a range");
+                " (see docs/reference.md, Input limits); narrow a range");
   if (auto top = root.optional_child("top"))
     spec.top = top->as_count(10000, "layouts");
   if (auto headroom = root.optional_child("headroom")) {

@@ -347,7 +347,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   if (phases > kMaxSimulatedPhases)
     root.fail(model::format("the run would simulate %.3g GPU phases (gpus x steps x microbatches x layers / "
                             "pipeline x 4), "
-                            "over the limit of %.3g (see the README, Input limits)",
+                            "over the limit of %.3g (see docs/reference.md, Input limits)",
                             phases, kMaxSimulatedPhases));
   if (s.shape.seq_len > 0 && s.tokens_per_microbatch < double(s.shape.seq_len))
     s.warnings.push_back(model::format(

@@ -143,7 +143,7 @@ SweepSpec load_sweep(const std::string& path) {
     total *= static_cast<long long>(a.size()); // each list is a file's worth at most: no overflow
     if (total > kMaxSweepPoints)
       root.child("sweep").fail("the grid has over " + std::to_string(kMaxSweepPoints) +
-                               " points, the limit (see the README, Input limits); split it into several sweeps");
+                               " points, the limit (see docs/reference.md, Input limits); split it into several sweeps");
   }
   for (long long index = 0; index < total; ++index) {
     SweepPoint point;
