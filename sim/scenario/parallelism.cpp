@@ -206,13 +206,20 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
     s.global_batch = in.global_batch;
     s.tokens_per_microbatch = double(in.micro_batch) * double(s.arch.seq_len);
   }
+  // Keys a layout does not apply are refused or warned about where they stand, never dropped
+  // (tests/check_bad_input.py lists each).
+  auto warn = [&](const InputNode& at, const std::string& reason) {
+    s.warnings.push_back(model::InputError(at.file(), at.line(), at.key_path(), reason).what());
+  };
+  if (node && l.tensor == 1 && node->has("tp_overlap"))
+    warn(node->child("tp_overlap"), "there are no tensor-parallel collectives to overlap with tensor 1; not applied");
+  if (node && l.pipeline == 1 && node->has("schedule"))
+    warn(node->child("schedule"), "a schedule orders a pipeline's micro-batches: with pipeline 1 it is not applied");
+  if (root.has("training") && root.child("training").has("bucket") && !s.training.overlap_bucketed)
+    warn(root.child("training").child("bucket"),
+         "buckets are what overlap: bucketed hands over; with overlap none the gradients go at once (not applied)");
   if (l.model_parallel()) {
-    // Keys the model-parallel engine does not apply are refused or warned about where they stand,
-    // never dropped (tests/check_bad_input.py lists each).
     const InputNode cluster = root.child("cluster");
-    auto warn = [&](const InputNode& at, const std::string& reason) {
-      s.warnings.push_back(model::InputError(at.file(), at.line(), at.key_path(), reason).what());
-    };
     if (!s.link_events.empty())
       cluster.child("link_events").fail("link events are simulated with data parallelism only, not with "
                                         "tensor or pipeline parallelism");
