@@ -98,6 +98,11 @@ def main():
             "power": [os.path.join(analysis, "plot_power.py"), out("ib64.h5"), "--out", out("power.png")],
             "compare": [os.path.join(analysis, "compare.py"), out("hdr-ring.h5"), out("hdr-hier.h5"), out("ib64.h5"),
                         "--out", out("compare.png")],
+            # The trace scripts on a model-parallel run as well (report.py: tests/check_analysis.py).
+            "compare-pipeline": [os.path.join(analysis, "compare.py"), out("ib64.h5"), out("pp.h5"), "--out",
+                                 out("compare-pipeline.png")],
+            "power-pipeline": [os.path.join(analysis, "plot_power.py"), out("pp.h5"), "--gpu", "256", "--out",
+                               out("power-pipeline.png")],
             "seed": [os.path.join(analysis, "seed_figure.py"), "--memwall", memwall, "--out", out("seed.png")],
             "validation": [os.path.join(analysis, "validation_table.py"), "--memwall", memwall, "--only",
                            "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation.png"),
@@ -112,10 +117,10 @@ def main():
             for r in records:
                 w, h = check_record(name, r, seed=name == "seed")
                 print(f"{name}: {os.path.basename(r['path'])} {w} x {h} px, {len(r['axes'])} panel(s): ok")
-                if name == "compare":
+                if name.startswith("compare"):
                     names = [t for a in r["axes"] for t in a["ticks"]]
                     joined = " ".join(" ".join(n.split()) for n in names)
-                    for scenario in ("hdr-ring", "hdr-hier", "ib64"):
+                    for scenario in (("hdr-ring", "hdr-hier", "ib64") if name == "compare" else ("ib64", "pp")):
                         import h5py
                         with h5py.File(out(scenario + ".h5")) as f:
                             full = f.attrs["scenario_name"]

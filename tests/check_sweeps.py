@@ -175,6 +175,17 @@ def parity(memwall, tmp):
                 fail(f"efficiency {eff}, {r['cluster.gpus']} GPUs: parity {got}, derived {want:.1f}")
         if len(printed) != 2:
             fail(f"parity report: {p.stdout}")
+        # A sweep's results carry what a reader needs per point (once missing): throughput, MFU, the
+        # collective used and the step's breakdown, which sums to the step time.
+        for r in rows(out):
+            for key in ("tokens_per_s_per_gpu", "mfu", "hfu", "collective", "channels", "breakdown_wait_s"):
+                if r.get(key, "") == "":
+                    fail(f"sweep results lack {key}: {sorted(r)[:8]}...")
+            parts = sum(float(v) for k, v in r.items() if k.startswith("breakdown_"))
+            if abs(parts / float(r["step_time_s"]) - 1) > 1e-9:
+                fail(f"point {r['point']}: breakdown columns sum to {parts}, step {r['step_time_s']}")
+            if r["collective"] != "ring":
+                fail(f"collective column {r['collective']!r}, the scenario's star ring expected")
     print("squeeze parity at the achieved GEMM rate, as derived")
 
 

@@ -105,6 +105,11 @@ def main():
                 got = set(f["summary"].attrs)
                 if got != want:
                     fail(f"{label}: /summary attributes {sorted(got - want)} not in --json, {sorted(want - got)} missing")
+                fabric = f.attrs["fabric"]
+                fabric = fabric.decode() if isinstance(fabric, bytes) else fabric
+                # The fabric as built: dgx-h100-ndr's uplinks run at its NICs' 400 Gb/s (once "bandwidth: 0").
+                if "uplink: {bandwidth: 50000000000," not in fabric:
+                    fail(f"{label}: resolved fabric's uplink is not the NIC's 50 GB/s: {fabric}")
                 comms, per_gpu = f["comms"][()], f["summary/per_gpu"][()]
                 sent = np.bincount(comms["src_gpu"], weights=comms["bytes"], minlength=len(per_gpu))
                 if not np.allclose(sent, per_gpu["bytes_sent"], rtol=1e-9, atol=0):
