@@ -125,6 +125,22 @@ def layouts(memwall):
             check_sums(name, run_json(memwall, scenario(tmp, name, **kw)))
         print(f"ok: {len(cases)} layout kinds and features sum to the step within 1e-9")
 
+        # The same breakdown as `memwall run --breakdown`'s table (4 significant digits printed).
+        paths = [os.path.join(tmp, n + ".yaml") for n in ("pp", "ep")]
+        p = subprocess.run([memwall, "run", "--breakdown", *paths], capture_output=True, text=True)
+        lines = p.stdout.strip().splitlines()
+        if p.returncode != 0 or len(lines) != 3 or lines[0].split()[-10:] != [
+                "compute", "TP", "CP", "EP", "PP", "xfer", "bubble", "DP", "optimizer", "wait"]:
+            fail(f"memwall run --breakdown: exit {p.returncode}: {p.stdout!r} {p.stderr!r}")
+        for path, line in zip(paths, lines[1:]):
+            r = run_json(memwall, path)
+            printed = [float(x) for x in line.split()[-10:]]
+            want = [r["step_time_s"]] + [r["breakdown"][k] for k in MEMBERS]
+            for got, w in zip(printed, want):
+                if abs(got - w) > 5e-4 * max(abs(w), 1e-12) + 1e-12:
+                    fail(f"--breakdown row {line!r} differs from --json {want}")
+        print("ok: memwall run --breakdown prints --json's breakdown")
+
         # 1F1B bubble, derived: m micro-batches over p stages of equal work (no LM head, a tiny
         # vocabulary; transfers on a 100 TB/s star take ~0): (p - 1) / m of the compute.
         p, m = 4, 16

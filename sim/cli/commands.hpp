@@ -13,6 +13,7 @@ inline constexpr int kExitBadInput = 2;
 struct RunOptions {
   std::vector<std::string> paths;
   bool json = false;
+  bool breakdown = false; // the step's breakdown as the table instead of the seed's columns
   std::string trace_path;
   std::string trace_level = "layer";
   std::string timeline_path;

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
                                         "prints the seed's Table 5 columns");
   run->add_option("paths", run_options.paths, "scenario files or directories (default: the worked example)");
   run->add_flag("--json", run_options.json, "one JSON object per scenario instead of the table");
+  run->add_flag("--breakdown", run_options.breakdown,
+                "the step's breakdown as the table (seconds per GPU per step: compute, TP, CP, EP, pipeline "
+                "transfer and bubble, DP, optimizer, waiting; they sum to the step)");
   run->add_flag("--allow-oom", run_options.allow_oom, "run plans that do not fit in HBM (flagged in every output)");
   run->add_option("--trace", run_options.trace_path, "write an HDF5 trace of the run (one scenario only)");
   run->add_option("--trace-level", run_options.trace_level, "step | microbatch | layer | message (default: layer)");

@@ -48,6 +48,22 @@ std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool 
 // After the seed's Table 5 columns: the step time, throughput and model FLOPs utilisation.
 const std::string kRunColumnsHeader = model::format(" %9s %10s %6s", "step s", "tok/s/GPU", "MFU%");
 
+// `--breakdown`: where the step's seconds went, in the order of --json's breakdown object.
+const char* const kBreakdownMembers[] = {"compute_s",   "tp_s", "cp_s",        "ep_s",  "pp_transfer_s",
+                                         "pp_bubble_s", "dp_s", "optimizer_s", "wait_s"};
+
+std::string breakdown_header() {
+  return model::format("%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s", "scenario", "step s", "compute", "TP", "CP",
+                       "EP", "PP xfer", "bubble", "DP", "optimizer", "wait");
+}
+
+std::string breakdown_row(const sim::Scenario& s, const nlohmann::json& record) {
+  std::string row = model::format("%-40s %9.4g", s.name.c_str(), record["step_time_s"].get<double>());
+  for (const char* key : kBreakdownMembers)
+    row += model::format(" %9.4g", record["breakdown"][key].get<double>());
+  return row;
+}
+
 // The table row, flagged when the plan does not fit in HBM.
 std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
   std::string row = model::table5_row(s.name, sim::metrics_from_json(record)) +
@@ -134,7 +150,12 @@ int run_command(const RunOptions& options) {
       warn_power(s, record);
       if (options.json)
         std::cout << record.dump() << "\n";
-      else {
+      else if (options.breakdown) {
+        if (!header_printed)
+          std::cout << breakdown_header() << "\n";
+        header_printed = true;
+        std::cout << breakdown_row(s, record) << "\n";
+      } else {
         if (!header_printed)
           std::cout << model::table5_header() << kRunColumnsHeader << "\n";
         header_printed = true;
