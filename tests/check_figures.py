@@ -105,7 +105,7 @@ def main():
                                out("power-pipeline.png")],
             "seed": [os.path.join(analysis, "seed_figure.py"), "--memwall", memwall, "--out", out("seed.png")],
             "validation": [os.path.join(analysis, "validation_table.py"), "--memwall", memwall, "--only",
-                           "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation.png"),
+                           "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation-sample.png"),
                            os.path.join(scen, "validation")],
         }
         for name, cmd in calls.items():
