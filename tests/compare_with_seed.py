@@ -21,25 +21,25 @@ def tokens(line):
 
 
 def strip_run_columns(lines):
-    """Removes `memwall run`'s three columns after Table 5's, checking each row's step time against
+    """Removes `memwall run`'s four columns after Table 5's, checking each row's step time against
     its tokens per step and ms/token as printed (3 significant digits) and tok/s/GPU against both."""
     errors, out = [], []
     for i, line in enumerate(lines):
         t = line.split()
         if i == 0:
-            if t[-4:] != ["step", "s", "tok/s/GPU", "MFU%"]:
-                errors.append(f"run header lacks 'step s tok/s/GPU MFU%': {line!r}")
+            if t[-5:] != ["step", "s", "tok/s/GPU", "MFU%", "HFU%"]:
+                errors.append(f"run header lacks 'step s tok/s/GPU MFU% HFU%': {line!r}")
             out.append(line.rsplit("step s", 1)[0].rstrip())
             continue
-        step_s, tps, mfu = (float(x) for x in t[-3:])
-        tokens, ms_per_token = float(t[-11]), float(t[-10])
+        step_s, tps, mfu, hfu = (float(x) for x in t[-4:])
+        tokens, ms_per_token = float(t[-12]), float(t[-11])
         if abs(tokens * ms_per_token / 1e3 / step_s - 1) > 5e-3:
             errors.append(f"row {i}: step {step_s} s, but {tokens} tokens x {ms_per_token} ms/token")
         if abs(tps - tokens / step_s) > 0.05 + 1e-3 * tps:  # as printed: 0.1 tok/s, 4 digits of step
             errors.append(f"row {i}: {tps} tok/s/GPU x {step_s} s != {tokens} tokens")
-        if not 0 < mfu < 100:
-            errors.append(f"row {i}: MFU {mfu}%")
-        out.append(line.rsplit(None, 3)[0])
+        if not 0 < mfu < 100 or hfu < mfu:
+            errors.append(f"row {i}: MFU {mfu}%, HFU {hfu}%")
+        out.append(line.rsplit(None, 4)[0])
     return out, errors
 
 

@@ -45,8 +45,8 @@ std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool 
   return scenarios;
 }
 
-// After the seed's Table 5 columns: the step time, throughput and model FLOPs utilisation.
-const std::string kRunColumnsHeader = model::format(" %9s %10s %6s", "step s", "tok/s/GPU", "MFU%");
+// After the seed's Table 5 columns: the step time, throughput, model and hardware FLOPs utilisation.
+const std::string kRunColumnsHeader = model::format(" %9s %10s %6s %6s", "step s", "tok/s/GPU", "MFU%", "HFU%");
 
 // `--breakdown`: where the step's seconds went, in the order of --json's breakdown object.
 const char* const kBreakdownMembers[] = {"compute_s",   "tp_s", "cp_s",        "ep_s",  "pp_transfer_s",
@@ -67,8 +67,9 @@ std::string breakdown_row(const sim::Scenario& s, const nlohmann::json& record) 
 // The table row, flagged when the plan does not fit in HBM.
 std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
   std::string row = model::table5_row(s.name, sim::metrics_from_json(record)) +
-                    model::format(" %9.4g %10.1f %6.1f", record["step_time_s"].get<double>(),
-                                  record["tokens_per_s_per_gpu"].get<double>(), 100 * record["mfu"].get<double>());
+                    model::format(" %9.4g %10.1f %6.1f %6.1f", record["step_time_s"].get<double>(),
+                                  record["tokens_per_s_per_gpu"].get<double>(), 100 * record["mfu"].get<double>(),
+                                  100 * record["hfu"].get<double>());
   if (record.value("oom", false))
     row += model::format("  [OOM %.1f GB > %.0f GB]", record["footprint_bytes"].get<double>() / 1e9,
                          record["hbm_capacity_bytes"].get<double>() / 1e9);
