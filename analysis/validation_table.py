@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Predicted vs measured throughput for the published runs in scenarios/validation (or another
 folder): runs `memwall run --json` on them and prints a markdown table with each error.
+With --nccl: the published nccl-tests results in scenarios/validation-nccl (or DIR), through
+`memwall collbench FILE --json`: every measured row, large messages (>= 256 MB) by bus bandwidth
+(within --nccl-large, default 15%), small ones (<= 64 KiB) by time (within --nccl-small, 30%).
 
 Usage: validation_table.py [--memwall build/memwall] [DIR] [--max-error 0.10] [--min-share 1] [--worst E]
                            [--plot FILE.png] [--only REGEX] [-j N]
@@ -40,9 +43,47 @@ def plot(rows, band, path):
     print(f"wrote {path}")
 
 
+LARGE_BYTES, SMALL_BYTES = 256e6, 65536
+
+
+def nccl_report(a):
+    """One row per published nccl-tests figure; exit 1 when a large or small row is out of bounds."""
+    folder = a.dir if a.dir else os.path.join(HERE, "..", "scenarios", "validation-nccl")
+    files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                   if f.endswith((".yaml", ".yml")) and re.search(a.only, f)) if os.path.isdir(folder) else [folder]
+    print("| case | op | GPUs | size (B) | measured | memwall | error | bound |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    checked, failed = 0, []
+    for f in files:
+        run = subprocess.run([a.memwall, "collbench", f, "--json"], capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.stderr.write(run.stderr)
+            return run.returncode
+        r = json.loads(run.stdout)
+        for m in r.get("measured", []):
+            size = m["size_bytes"]
+            if "busbw_gb_per_s" in m:
+                shown = f"{m['busbw_gb_per_s']:.2f} GB/s", f"{m['simulated_busbw_gb_per_s']:.2f} GB/s"
+            else:
+                shown = f"{m['time_us']:.2f} us", f"{m['simulated_time_us']:.2f} us"
+            bound = a.nccl_large if size >= LARGE_BYTES else a.nccl_small if size <= SMALL_BYTES else None
+            ok = bound is None or abs(m["error"]) <= bound
+            checked += 1
+            if not ok:
+                failed.append(f"{r.get('name', f)} {size:.0f} B")
+            limit = f"{100 * bound:.0f}%" if bound is not None else "-"
+            print(f"| {r.get('name', os.path.basename(f))} | {r['op']} | {r['gpus']} | {size:.0f} | {shown[0]} | "
+                  f"{shown[1]} | {100 * m['error']:+.1f}% | {limit}{'' if ok else ' FAIL'} |")
+    print(f"\n{checked} published nccl-tests figures, {checked - len(failed)} within their bound"
+          + (f"; out of bounds: {', '.join(failed)}" if failed else ""))
+    ok = checked > 0 and not failed
+    print(f"{int(ok)} passed, {int(not ok)} failed")
+    return 0 if ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dir", nargs="?", default=os.path.join(HERE, "..", "scenarios", "validation"))
+    p.add_argument("dir", nargs="?")
     p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))
     p.add_argument("--max-error", type=float, default=0.10)
     p.add_argument("--min-share", type=float, default=1.0, help="share of runs that must be within --max-error")
@@ -50,7 +91,13 @@ def main():
     p.add_argument("--plot", help="also draw predicted vs measured (log-log, one colour per GPU profile)")
     p.add_argument("--only", default="", help="keep the scenario files whose names match this regex")
     p.add_argument("-j", "--jobs", type=int, default=1, help="memwall processes at once")
+    p.add_argument("--nccl", action="store_true", help="the nccl-tests validation (memwall collbench)")
+    p.add_argument("--nccl-large", type=float, default=0.15, help="busbw bound for sizes >= 256 MB")
+    p.add_argument("--nccl-small", type=float, default=0.30, help="time bound for sizes <= 64 KiB")
     a = p.parse_args()
+    if a.nccl:
+        return nccl_report(a)
+    a.dir = a.dir or os.path.join(HERE, "..", "scenarios", "validation")
     files = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir)
                    if f.endswith((".yaml", ".yml")) and re.search(a.only, f)) if os.path.isdir(a.dir) else [a.dir]
     jobs = max(1, a.jobs)

@@ -14,8 +14,9 @@ term (the bug this guards: 2.24 s instead of 1.13 s at 4,096 GPUs on dgx-a100-hd
 
 That bound is one ring's (`nccl: {channels: 1}`). With NCCL's default channels (one per NIC of a
 server, sim/collectives/channels.hpp) the same ring runs as k rail-aligned rings, each over 1/k of
-the data and crossing servers on its own NIC: the bound's beta becomes min(NVLink, k x NIC), read
-off the fabric files by hand too, with the same alpha and the same 0 to +2% margin.
+the data and crossing servers on its own NIC: the bound's beta becomes min(NVLink x k/(k-1),
+k x NIC) (see CHANNELS_BETA), read off the fabric files by hand too, with the same alpha and the
+same 0 to +2% margin. Link rates are the files' line rates times their `efficiency`.
 
 Usage: check_ring_order.py MEMWALL TOPOLOGIES_DIR [--gpus N] [FABRIC ...]
 (--gpus: another size for the fabrics that scale; the sanitized build uses 256, as its actors are
@@ -38,23 +39,34 @@ FABRICS = {
     "seed-nvlink": (4096, 300 * GB, 0.0, "star, 300 GB/s per GPU, no latency"),
     "gb200-nvl72": (4096, 900 * GB, 2 * US, "one NVLink domain: GPU link 1 us in, 1 us out"),
     # A hop between servers: NIC (1 us) - leaf (- spine - leaf: uplinks have no latency) - NIC (1 us).
-    "dgx-a100-hdr": (4096, 200e9 / 8, 2 * US, "NIC 200 Gb/s; hop nic+nic"),
-    "dgx-h100-ndr": (4096, 400e9 / 8, 2 * US, "NIC 400 Gb/s; hop nic+nic"),
-    "fat-tree-2to1": (4096, 400e9 / 8, 2 * US, "NIC 400 Gb/s; hop nic+nic"),
-    "fat-tree-4to1": (4096, 400e9 / 8, 2 * US, "NIC 400 Gb/s; hop nic+nic"),
+    # The NICs carry `efficiency: 0.96` (what NCCL's own tuner assumes an IB NIC delivers: 24 of
+    # 25 GB/s on HDR, 48 of 50 on NDR), so beta is the line rate x 0.96.
+    "dgx-a100-hdr": (4096, 200e9 / 8 * 0.96, 2 * US, "NIC 200 Gb/s x 0.96; hop nic+nic"),
+    "dgx-h100-ndr": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
+    "fat-tree-2to1": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
+    "fat-tree-4to1": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
     # Fixed-size fabrics run at their own GPU count.
     "tpu-v4-torus": (64, 45 * GB, 1 * US, "4x4x4 torus, 45 GB/s links, 1-link hop"),
     "dragonfly-example": (72, 200e9 / 8, 2 * US, "200 Gb/s links, hop gpu+gpu link on one router"),
 }
 
-# min(NVLink, NICs per server x NIC), per direction: DGX A100 min(300, 8 x 25); H100 fabrics
-# min(450, 8 x 50) (the 2:1 and 4:1 fat-trees: a leaf's 4 or 8 servers cross to the next leaf on one
-# channel each, fewer than its up-links).
+# With k rail-aligned channels on a server of k GPUs and k NICs, each channel's ring leaves the
+# server from one GPU through its NIC and moves between the other GPUs over NVLink: a GPU's NVLink
+# carries (k - 1)/k of its data, its NIC 1/k. The ring's bus bandwidth is therefore
+# min(NVLink x eff x k/(k - 1), k x NIC x 0.96), per direction, from the fabric files:
+# DGX A100 min(300 x 0.8 x 8/7, 8 x 25 x 0.96) = 192 (NIC bound); H100 fabrics
+# min(450 x 0.824 x 8/7, 8 x 50 x 0.96) = 384 (NIC bound too: 423.8 > 384) (the 2:1 and 4:1
+# fat-trees: a leaf's 4 or 8 servers cross to the next leaf on one channel each, fewer than its
+# up-links).
+def channels_beta(nvlink_gb_s, nvlink_eff, nic_gb_s, k=8):
+    return min(nvlink_gb_s * nvlink_eff * k / (k - 1), k * nic_gb_s * 0.96) * GB
+
+
 CHANNELS_BETA = {
-    "dgx-a100-hdr": 200 * GB,
-    "dgx-h100-ndr": 400 * GB,
-    "fat-tree-2to1": 400 * GB,
-    "fat-tree-4to1": 400 * GB,
+    "dgx-a100-hdr": channels_beta(300, 0.8, 25),
+    "dgx-h100-ndr": channels_beta(450, 0.824, 50),
+    "fat-tree-2to1": channels_beta(450, 0.824, 50),
+    "fat-tree-4to1": channels_beta(450, 0.824, 50),
 }
 
 SCENARIO = """name: ring order on {fabric}

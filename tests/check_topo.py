@@ -15,11 +15,12 @@ N = 256  # GPUs for the fabrics that scale
 # fabric: (--gpus or None, GPUs, diameter hops, bisection GB/s per direction or None, why)
 EXPECTED = {
     # Non-blocking rail-optimised fat-trees: each of the N/2 GPUs of one half has its own NIC path.
-    "dgx-a100-hdr": (N, N, 4, N / 2 * 25, "N/2 x 200 Gb/s NICs; GPU-leaf-spine-leaf-GPU"),
-    "dgx-h100-ndr": (N, N, 4, N / 2 * 50, "N/2 x 400 Gb/s NICs"),
+    # NICs and the up-links that inherit their rate deliver `efficiency: 0.96` of line rate.
+    "dgx-a100-hdr": (N, N, 4, N / 2 * 25 * 0.96, "N/2 x 200 Gb/s NICs x 0.96; GPU-leaf-spine-leaf-GPU"),
+    "dgx-h100-ndr": (N, N, 4, N / 2 * 50 * 0.96, "N/2 x 400 Gb/s NICs x 0.96"),
     # Packed leaves of 32 NICs (4 servers), 16 or 8 uplinks of 50 GB/s per leaf: a half of N/64 leaves.
-    "fat-tree-2to1": (N, N, 4, N / 64 * 16 * 50, "(N/2)/32 leaves x 16 uplinks x 50 GB/s"),
-    "fat-tree-4to1": (N, N, 4, N / 64 * 8 * 50, "(N/2)/32 leaves x 8 uplinks x 50 GB/s"),
+    "fat-tree-2to1": (N, N, 4, N / 64 * 16 * 50 * 0.96, "(N/2)/32 leaves x 16 uplinks x 50 GB/s x 0.96"),
+    "fat-tree-4to1": (N, N, 4, N / 64 * 8 * 50 * 0.96, "(N/2)/32 leaves x 8 uplinks x 50 GB/s x 0.96"),
     "gb200-nvl72": (N, N, 2, N / 2 * 900, "one NVSwitch domain, 900 GB/s per GPU"),
     "seed-ib": (N, N, 2, N / 2 * 25, "star, 25 GB/s per GPU"),
     "seed-nvlink": (N, N, 2, N / 2 * 300, "star, 300 GB/s per GPU"),

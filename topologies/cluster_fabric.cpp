@@ -20,8 +20,10 @@ FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
   const long long leaves = by_rail ? g * ((nodes + c.leaf_ports - 1) / c.leaf_ports)
                                    : (endpoints + c.leaf_ports - 1) / c.leaf_ports;
   const long long uplinks = std::max(1LL, static_cast<long long>(std::llround(double(c.leaf_ports) / c.oversubscription)));
-  const LinkFigures up{c.uplink.bytes_per_s > 0 ? c.uplink.bytes_per_s : c.nic.bytes_per_s, c.uplink.latency_s,
-                       c.uplink.pj_per_bit};
+  // An up-link without its own bandwidth is the NIC's kind of link: its rate and its efficiency.
+  const bool own_rate = c.uplink.bytes_per_s > 0;
+  const LinkFigures up{own_rate ? c.uplink.bytes_per_s : c.nic.bytes_per_s, c.uplink.latency_s, c.uplink.pj_per_bit,
+                       own_rate ? c.uplink.efficiency : c.nic.efficiency};
   FabricGraph graph;
   std::vector<FabricVertex> nvswitch(static_cast<size_t>(nodes)), leaf(static_cast<size_t>(leaves)), spine;
   for (long long n = 0; n < nodes; ++n)
@@ -39,7 +41,7 @@ FabricGraph build_cluster_graph(const FabricSpec& spec, long long gpus) {
             graph));
   auto add_link = [&](FabricVertex a, FabricVertex b, const std::string& name, const LinkFigures& f,
                       const char* link_class) {
-    boost::add_edge(a, b, FabricLink{name, f.bytes_per_s, f.latency_s, f.pj_per_bit, link_class}, graph);
+    boost::add_edge(a, b, FabricLink{name, f.bytes_per_s * f.efficiency, f.latency_s, f.pj_per_bit, link_class}, graph);
   };
   // Which leaf a NIC plugs into: NICs fill leaves in order (packed), node by node round-robin over
   // the leaves, or rail by rail (rail-optimized: the same local rank of consecutive nodes share a leaf).

@@ -34,7 +34,7 @@ FabricGraph build_dragonfly_graph(const FabricSpec& spec, long long gpus) {
         FabricNode{router_name(r / d.routers_per_group, r % d.routers_per_group), NodeKind::Switch}, graph);
   auto link = [&](FabricVertex a, FabricVertex b, const std::string& name, const LinkFigures& f,
                   const char* cls) {
-    boost::add_edge(a, b, FabricLink{name, f.bytes_per_s, f.latency_s, f.pj_per_bit, cls}, graph);
+    boost::add_edge(a, b, FabricLink{name, f.bytes_per_s * f.efficiency, f.latency_s, f.pj_per_bit, cls}, graph);
   };
   for (long long rank = 0; rank < gpus; ++rank) {
     const long long r = rank / d.gpus_per_router;

@@ -50,8 +50,11 @@ std::vector<std::string_view> fabric_keys(std::initializer_list<std::string_view
 }
 
 LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
-  node.check_keys({"bandwidth", "latency", "pj_per_bit"});
-  return read_link_figures(node, defaults, bandwidth_required);
+  node.check_keys({"bandwidth", "latency", "pj_per_bit", "efficiency"});
+  LinkFigures f = read_link_figures(node, defaults, bandwidth_required);
+  if (auto e = node.optional_child("efficiency"))
+    f.efficiency = e->as_fraction();
+  return f;
 }
 
 void parse_star(const InputNode& node, FabricSpec& spec) {
@@ -269,7 +272,10 @@ std::string describe_fabric(const FabricSpec& spec) {
   out.precision(17);
   auto link = [&](const char* name, const LinkFigures& f) {
     out << ", " << name << ": {bandwidth: " << f.bytes_per_s << ", latency: " << f.latency_s
-        << ", pj_per_bit: " << f.pj_per_bit << "}";
+        << ", pj_per_bit: " << f.pj_per_bit;
+    if (f.efficiency != 1)
+      out << ", efficiency: " << f.efficiency;
+    out << "}";
   };
   out << "{kind: " << spec.kind;
   if (!spec.name.empty())
@@ -297,8 +303,10 @@ std::string describe_fabric(const FabricSpec& spec) {
     link("nvlink", c.nvlink);
     link("nic", c.nic);
     LinkFigures uplink = c.uplink; // as built: bandwidth 0 means the NIC's (cluster_fabric.cpp)
-    if (uplink.bytes_per_s <= 0)
+    if (uplink.bytes_per_s <= 0) {
       uplink.bytes_per_s = c.nic.bytes_per_s;
+      uplink.efficiency = c.nic.efficiency;
+    }
     link("uplink", uplink);
     out << ", nics: " << (c.nic_per_gpu ? "per-gpu" : "per-node") << ", leaf_ports: " << c.leaf_ports
         << ", oversubscription: " << c.oversubscription

@@ -22,9 +22,12 @@ struct LinkOverride {
 };
 
 struct LinkFigures {
-  double bytes_per_s = 0; // per direction
+  double bytes_per_s = 0; // per direction, the line rate
   double latency_s = 0;
   double pj_per_bit = 0;
+  // Data per byte on the wire (packet headers, flow control): a cluster's NVLink and NIC links carry
+  // bytes_per_s x efficiency of data. The catalog's values come from NCCL's own link speeds (topologies/*.yaml).
+  double efficiency = 1;
 };
 
 // `cluster`: nodes of G GPUs, each node an NVLink domain (one NVSwitch), plus NICs (one per GPU or

@@ -45,6 +45,22 @@ struct TopoOptions {
   std::string dot;
 };
 
+// `memwall collbench TARGET`: TARGET a fabric (catalog name or file) with the flags below, or a
+// collbench file that sets its own case (scenarios/validation-nccl).
+struct CollbenchOptions {
+  std::string target;
+  long long gpus = 0;
+  std::string op;    // empty: all_reduce
+  std::string sizes; // empty: 8B:8GiB
+  double factor = 2;
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+  long long channels = 0;
+  bool json = false;
+  std::string out;
+};
+int collbench_command(const CollbenchOptions& options);
+
 int run_command(const RunOptions& options);
 int topo_command(const TopoOptions& options);
 int sweep_command(const SweepOptions& options);

@@ -1,6 +1,7 @@
 // memwall: discrete-event simulator of deep-learning training clusters.
 #include "commands.hpp"
 
+#include "collectives/channels.hpp"
 #include "model/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -91,6 +92,31 @@ int main(int argc, char** argv) {
       ->check(count_range(memwall::sim::kMaxGpus));
   topo->add_option("--dot", topo_options.dot, "write the graph in GraphViz DOT format");
 
+  CollbenchOptions collbench_options;
+  auto* collbench = app.add_subcommand("collbench", "simulated nccl-tests: one collective per size over a fabric's "
+                                                    "GPUs, with nccl-tests' columns (time, algbw, busbw)");
+  collbench->add_option("target", collbench_options.target,
+                        "fabric (catalog name or file), or a collbench file (scenarios/validation-nccl)")
+      ->required();
+  collbench->add_option("--gpus", collbench_options.gpus, "GPUs the collective spans")
+      ->check(count_range(memwall::sim::kMaxGpus));
+  collbench->add_option("--op", collbench_options.op,
+                        "all_reduce (default), all_gather, reduce_scatter, all_to_all, broadcast, send_recv");
+  collbench->add_option("--sizes", collbench_options.sizes,
+                        "FROM:TO (x --factor each time) or a list A,B,C; units B, KiB, MiB, GiB, kB, MB, GB "
+                        "(default 8B:8GiB)");
+  collbench->add_option("--factor", collbench_options.factor, "size multiplier in a FROM:TO range (default 2)");
+  collbench->add_option("--algo", collbench_options.algorithm,
+                        "ring, hierarchical, tree, halving-doubling (all_reduce), p2p (all_to_all, send_recv) "
+                        "or auto (default: the tuner's pick per size)")
+      ->check(CLI::IsMember({"ring", "hierarchical", "tree", "halving-doubling", "p2p", "auto"}));
+  collbench->add_option("--protocol", collbench_options.protocol, "simple, ll128, ll or auto (default)")
+      ->check(CLI::IsMember({"simple", "ll128", "ll", "auto"}));
+  collbench->add_option("--channels", collbench_options.channels, "NCCL channels of rings (default: the fabric's)")
+      ->check(count_range(memwall::collectives::kMaxChannels));
+  collbench->add_flag("--json", collbench_options.json, "JSON instead of the table");
+  collbench->add_option("--out", collbench_options.out, "also write the rows as CSV");
+
   auto* tables = app.add_subcommand("tables", "print the seed's Tables 1-6 from memwall's closed-form model");
   auto* gpus = app.add_subcommand("gpus", "list the GPU catalog with each GPU's balances");
   auto* models = app.add_subcommand("models", "list the model catalog with parameter counts and FLOPs per token");
@@ -116,6 +142,8 @@ int main(int argc, char** argv) {
       return plan_command(plan_options);
     if (*topo)
       return topo_command(topo_options);
+    if (*collbench)
+      return collbench_command(collbench_options);
     if (*merge)
       return merge_command(merge_options);
     if (*tables)

@@ -2,6 +2,8 @@
 
 #include "channels.hpp"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace memwall::collectives {
@@ -79,6 +81,55 @@ Schedule double_tree_schedule(long long gpus, double bytes) {
     }
   }
   s.rounds = {reduce, broadcast};
+  return s;
+}
+
+Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes) {
+  const long long n = static_cast<long long>(places.size());
+  std::map<long long, std::vector<std::pair<long long, long long>>> servers; // server: (local, rank)
+  for (long long rank = 0; rank < n; ++rank) {
+    if (places[size_t(rank)].server < 0)
+      return double_tree_schedule(n, bytes);
+    servers[places[size_t(rank)].server].push_back({places[size_t(rank)].local, rank});
+  }
+  const long long per_server = servers.empty() ? 0 : static_cast<long long>(servers.begin()->second.size());
+  bool even = per_server > 1;
+  for (auto& [server, gpus] : servers) {
+    std::sort(gpus.begin(), gpus.end());
+    even = even && static_cast<long long>(gpus.size()) == per_server;
+  }
+  if (!even)
+    return double_tree_schedule(n, bytes);
+  const long long m = static_cast<long long>(servers.size());
+  std::vector<const std::vector<std::pair<long long, long long>>*> by_index;
+  for (const auto& entry : servers)
+    by_index.push_back(&entry.second);
+  const double half = bytes / 2;
+  Round chain_reduce{"tree chain reduce", {}, double(per_server - 2)};
+  for (const auto* gpus : by_index)
+    for (long long i = 0; i + 1 < per_server; ++i) {
+      chain_reduce.flows.push_back({(*gpus)[size_t(i + 1)].second, (*gpus)[size_t(i)].second, half}); // to local 0
+      chain_reduce.flows.push_back({(*gpus)[size_t(i)].second, (*gpus)[size_t(i + 1)].second, half}); // to the last
+    }
+  Round tree_reduce{"tree reduce across servers", {}, double(tree_depth(m) - 1)};
+  for (int tree = 0; tree < 2; ++tree) {
+    const size_t head = tree == 0 ? 0 : size_t(per_server - 1);
+    auto head_of = [&](long long position) { return (*by_index[size_t(tree == 0 ? position : m - 1 - position)])[head].second; };
+    for (long long child = 1; child < m; ++child)
+      tree_reduce.flows.push_back({head_of(child), head_of((child - 1) / 2), half});
+  }
+  Schedule s{"tree", {chain_reduce}};
+  if (m > 1) {
+    Round tree_broadcast{"tree broadcast across servers", {}, tree_reduce.extra_latency_steps};
+    for (const Flow& f : tree_reduce.flows)
+      tree_broadcast.flows.push_back({f.dst, f.src, f.bytes});
+    s.rounds.push_back(std::move(tree_reduce));
+    s.rounds.push_back(std::move(tree_broadcast));
+  }
+  Round chain_broadcast{"tree chain broadcast", {}, chain_reduce.extra_latency_steps};
+  for (const Flow& f : chain_reduce.flows)
+    chain_broadcast.flows.push_back({f.dst, f.src, f.bytes});
+  s.rounds.push_back(std::move(chain_broadcast));
   return s;
 }
 

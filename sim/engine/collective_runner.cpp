@@ -19,7 +19,7 @@ namespace sg4 = simgrid::s4u;
 
 CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform,
                                    RunRecorder& recorder, double message_latency_s, FaultLog* faults,
-                                   std::vector<bool> private_rounds)
+                                   std::vector<bool> private_rounds, StepLatency step_latency)
     : algorithm_(schedule.algorithm), platform_(platform), recorder_(recorder), faults_(faults) {
   const size_t n = platform.gpus.size();
   const size_t rounds = schedule.rounds.size();
@@ -33,8 +33,14 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
     // Per pair: its route's summary, and its links (the first epoch's routes are data in the platform).
     std::unordered_map<std::pair<long long, long long>, Send, RankPairHash> route_cache;
     std::unordered_map<const sg4::Link*, double> link_pj; // per bit
+    struct StepMix { // per sending GPU, over one round's sends (protocol step latency)
+      double bytes = 0, bytes_x_step_s = 0, max_step_s = 0, max_route_s = 0;
+    };
+    std::vector<StepMix> step_mix;
     for (size_t k = 0; k < rounds; ++k) {
       const collectives::Round& round = schedule.rounds[k];
+      if (step_latency.any())
+        step_mix.assign(n, StepMix{});
       for (const collectives::Flow& f : round.flows) {
         auto [it, fresh] = route_cache.try_emplace({f.src, f.dst});
         Send& route = it->second;
@@ -50,6 +56,7 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
             hosts[size_t(f.src)]->route_to(hosts[size_t(f.dst)], found, &route.latency_s);
           }
           double pj_per_bit = 0;
+          route.crosses_net = false;
           route.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
           for (const sg4::Link* link : *links) {
             auto [pj, fresh_link] = link_pj.try_emplace(link, 0.0);
@@ -59,6 +66,10 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
             const double link_pj = pj->second;
             pj_per_bit += link_pj;
             route.bandwidth_bytes_per_s = std::min(route.bandwidth_bytes_per_s, link->get_bandwidth());
+            if (step_latency.any() && !route.crosses_net) {
+              const auto kind = platform.link_class.find(link->get_name());
+              route.crosses_net = kind == platform.link_class.end() || kind->second != "nvlink";
+            }
             if (!recorder.tracing())
               continue; // link names serve the trace only
             route.links.push_back(link->get_name());
@@ -78,14 +89,39 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
           mine.sends.push_back(send);
         // The aggregated message pays its route latency once; the round's other steps pay it again,
         // and every step pays the software message latency.
-        mine.extra_latency_s =
-            std::max(mine.extra_latency_s, round.extra_latency_steps * send.latency_s +
-                                               (1.0 + round.extra_latency_steps) * message_latency_s);
+        if (step_latency.any()) { // settled once the round's sends are known (below)
+          const double step_s =
+              std::max(send.latency_s, send.crosses_net ? step_latency.net_s : step_latency.nvlink_s);
+          StepMix& mix = step_mix[size_t(f.src)];
+          mix.bytes += f.bytes;
+          mix.bytes_x_step_s += f.bytes * step_s;
+          mix.max_step_s = std::max(mix.max_step_s, step_s);
+          mix.max_route_s = std::max(mix.max_route_s, send.latency_s);
+        } else {
+          mine.extra_latency_s =
+              std::max(mine.extra_latency_s, round.extra_latency_steps * send.latency_s +
+                                                 (1.0 + round.extra_latency_steps) * message_latency_s);
+        }
         rounds_[e][size_t(f.dst)][k].receives += 1;
         rounds_[e][size_t(f.dst)][k].receive_bytes += f.bytes;
         if (timed)
           private_->add_message(f.src, f.dst, k, f.bytes, send.latency_s, send.bandwidth_bytes_per_s,
                                 send.j_per_byte);
+      }
+      // A protocol's step latency, as NCCL's tuner counts it: a channel's ring pays the network step
+      // on the hops that leave a server and the NVLink step on the others, so a ring step costs
+      // their mean over the ring. A GPU's sends in a round are its channels' hops (each carrying its
+      // channels' share of the bytes), so the byte-weighted mean over them is that mean. The
+      // aggregated messages already paid their longest route latency once.
+      for (size_t src = 0; src < step_mix.size(); ++src) {
+        const StepMix& mix = step_mix[src];
+        if (mix.max_step_s <= 0)
+          continue;
+        const double step_s = mix.bytes > 0 ? mix.bytes_x_step_s / mix.bytes : mix.max_step_s;
+        RankRound& mine = rounds_[e][src][k];
+        mine.extra_latency_s = std::max(mine.extra_latency_s,
+                                        std::max(0.0, (1.0 + round.extra_latency_steps) * step_s - mix.max_route_s) +
+                                            (1.0 + round.extra_latency_steps) * message_latency_s);
       }
     }
   }

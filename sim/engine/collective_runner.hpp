@@ -30,6 +30,15 @@ namespace memwall::sim {
 enum class CollectivePart { AllReduce, ReduceScatter, AllGather };
 trace::TracePhase trace_kind(CollectivePart part);
 
+// A protocol's latency per algorithm step by the kind of hop (collectives/protocol.hpp). A step
+// costs the larger of it and its route's link latency: NCCL's figures include the hop's flight, and a
+// fabric whose links are slower than that bounds the step instead. Zero: the links' latency alone.
+struct StepLatency {
+  double nvlink_s = 0; // a hop that stays inside an NVLink domain
+  double net_s = 0;    // a hop that crosses any other link (a NIC, a switch)
+  bool any() const { return nvlink_s > 0 || net_s > 0; }
+};
+
 class CollectiveRunner {
 public:
   // `message_latency_s`: software latency of every message of every algorithm step.
@@ -38,7 +47,7 @@ public:
   // only where the links never change and nothing else crosses the fabric); empty: none is.
   CollectiveRunner(const collectives::Schedule& schedule, const Platform& platform, RunRecorder& recorder,
                    double message_latency_s = 0, FaultLog* faults = nullptr,
-                   std::vector<bool> private_rounds = {});
+                   std::vector<bool> private_rounds = {}, StepLatency step_latency = {});
 
   // Called by GPU `rank`'s actor; returns when this GPU's part of the collective is done. `scale`
   // multiplies every flow (a gradient bucket is a fraction of the whole); collectives within a step
@@ -81,6 +90,7 @@ private:
     double latency_s;
     double j_per_byte;
     double bandwidth_bytes_per_s; // of its slowest link
+    bool crosses_net = false;     // a link other than NVLink on its route (when a protocol is timed)
     std::vector<std::string> links; // names, when tracing
   };
   struct RankRound {

@@ -26,7 +26,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-void configure_engine() {
+void configure_engine_models() {
   // Closed-form-exact network model: no TCP window bound, no cross-traffic of acknowledgements.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
@@ -158,8 +158,7 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
 
 } // namespace
 
-RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
-  const auto wall_start = std::chrono::steady_clock::now();
+std::unique_ptr<sg4::Engine> create_engine() {
   xbt_log_control_set("root.thresh:warning");
 #ifdef MEMWALL_SANITIZE
   // AddressSanitizer cannot follow SimGrid's own stack switching (raw/ucontext contexts): it warns
@@ -169,11 +168,18 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   int argc = 2;
   char name[] = "memwall", factory[] = "--cfg=contexts/factory:thread";
   char* argv[] = {name, factory, nullptr};
-  sg4::Engine engine(&argc, argv);
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
 #else
-  sg4::Engine engine("memwall");
+  auto engine = std::make_unique<sg4::Engine>("memwall");
 #endif
-  configure_engine();
+  configure_engine_models();
+  return engine;
+}
+
+RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::unique_ptr<sg4::Engine> engine_owner = create_engine();
+  sg4::Engine& engine = *engine_owner;
 
   const topologies::FabricGraph graph =
       without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));

@@ -7,6 +7,9 @@
 #include "sim/scenario/scenario.hpp"
 #include "trace/trace_rows.hpp"
 
+#include <simgrid/s4u/Engine.hpp>
+
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +34,10 @@ struct RunResult {
 };
 
 RunResult run_simulation(const Scenario& scenario, const OutputOptions& output = {});
+
+// The process's SimGrid engine, with the network model memwall's closed forms need (CM02, no cross
+// traffic, no TCP window). One per process; run_simulation and collbench each create it.
+std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
 struct FaultLog;
 // Throws (a stall report) unless every GPU ran to its end and every byte sent was received: SimGrid
