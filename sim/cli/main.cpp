@@ -104,7 +104,9 @@ int main(int argc, char** argv) {
                         "all_reduce (default), all_gather, reduce_scatter, all_to_all, broadcast, send_recv");
   collbench->add_option("--sizes", collbench_options.sizes,
                         "FROM:TO (x --factor each time) or a list A,B,C; units B, KiB, MiB, GiB, kB, MB, GB "
-                        "(default 8B:8GiB)");
+                        "(default 8B:8GiB)")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty size list") : std::string(); },
+                             "SIZES"));
   collbench->add_option("--factor", collbench_options.factor, "size multiplier in a FROM:TO range (default 2)");
   collbench->add_option("--algo", collbench_options.algorithm,
                         "ring, hierarchical, tree, halving-doubling (all_reduce), p2p (all_to_all, send_recv) "

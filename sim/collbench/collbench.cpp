@@ -42,8 +42,8 @@ struct Candidate {
   Schedule schedule;
   bool tree = false;
   double seconds_per_byte = 0;
-  // Per round: its steps, the largest share of a GPU's bytes that leaves its server (the share of
-  // its steps that pay the protocol's network latency, as the runner counts them) and its longest
+  // Per round: its steps, the share of its bytes that leaves a server (the share of its steps that
+  // pay the protocol's network latency, as the runner counts them) and its longest
   // route latency (a crossing's, when some flow crosses).
   struct RoundSteps {
     double steps, net_share, route_latency_s;
@@ -134,18 +134,15 @@ Candidate describe(Schedule unit, const topologies::FabricGraph& graph,
                         collectives::estimate_seconds(scaled(unit, 0.0), graph)) /
                        kProbeBytes;
   for (const auto& round : unit.rounds) {
-    std::vector<double> bytes(places.size(), 0.0), net_bytes(places.size(), 0.0);
+    double all_bytes = 0, net_bytes = 0;
     for (const auto& f : round.flows) {
       const auto& a = places[size_t(f.src)];
       const auto& b = places[size_t(f.dst)];
-      bytes[size_t(f.src)] += f.bytes;
+      all_bytes += f.bytes;
       if (a.server < 0 || a.server != b.server)
-        net_bytes[size_t(f.src)] += f.bytes;
+        net_bytes += f.bytes;
     }
-    double net_share = 0;
-    for (size_t g = 0; g < places.size(); ++g)
-      if (bytes[g] > 0)
-        net_share = std::max(net_share, net_bytes[g] / bytes[g]);
+    const double net_share = all_bytes > 0 ? net_bytes / all_bytes : 0.0;
     const double steps = 1.0 + round.extra_latency_steps;
     const double route_s = collectives::estimate_seconds(Schedule{unit.algorithm, {round}}, graph) / steps;
     c.round_steps.push_back({steps, net_share, route_s});

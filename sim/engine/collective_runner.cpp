@@ -34,11 +34,12 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
     std::unordered_map<std::pair<long long, long long>, Send, RankPairHash> route_cache;
     std::unordered_map<const sg4::Link*, double> link_pj; // per bit
     struct StepMix { // per sending GPU, over one round's sends (protocol step latency)
-      double bytes = 0, bytes_x_step_s = 0, max_step_s = 0, max_route_s = 0;
+      double max_step_s = 0, max_route_s = 0;
     };
     std::vector<StepMix> step_mix;
     for (size_t k = 0; k < rounds; ++k) {
       const collectives::Round& round = schedule.rounds[k];
+      double round_bytes = 0, round_bytes_x_step_s = 0;
       if (step_latency.any())
         step_mix.assign(n, StepMix{});
       for (const collectives::Flow& f : round.flows) {
@@ -93,8 +94,8 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
           const double step_s =
               std::max(send.latency_s, send.crosses_net ? step_latency.net_s : step_latency.nvlink_s);
           StepMix& mix = step_mix[size_t(f.src)];
-          mix.bytes += f.bytes;
-          mix.bytes_x_step_s += f.bytes * step_s;
+          round_bytes += f.bytes;
+          round_bytes_x_step_s += f.bytes * step_s;
           mix.max_step_s = std::max(mix.max_step_s, step_s);
           mix.max_route_s = std::max(mix.max_route_s, send.latency_s);
         } else {
@@ -108,16 +109,16 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
           private_->add_message(f.src, f.dst, k, f.bytes, send.latency_s, send.bandwidth_bytes_per_s,
                                 send.j_per_byte);
       }
-      // A protocol's step latency, as NCCL's tuner counts it: a channel's ring pays the network step
-      // on the hops that leave a server and the NVLink step on the others, so a ring step costs
-      // their mean over the ring. A GPU's sends in a round are its channels' hops (each carrying its
-      // channels' share of the bytes), so the byte-weighted mean over them is that mean. The
-      // aggregated messages already paid their longest route latency once.
+      // A protocol's step latency, as NCCL's tuner counts it: a pipelined ring pays the network step
+      // on the hops that leave a server and the NVLink step on the others, so a step costs their
+      // mean over the ring, whichever GPU's step it is (data moves on while a slow hop is in
+      // flight): here the byte-weighted mean over the round's hops (with channels every GPU's own
+      // mean is that too). The aggregated messages already paid their longest route latency once.
       for (size_t src = 0; src < step_mix.size(); ++src) {
         const StepMix& mix = step_mix[src];
         if (mix.max_step_s <= 0)
           continue;
-        const double step_s = mix.bytes > 0 ? mix.bytes_x_step_s / mix.bytes : mix.max_step_s;
+        const double step_s = round_bytes > 0 ? round_bytes_x_step_s / round_bytes : mix.max_step_s;
         RankRound& mine = rounds_[e][src][k];
         mine.extra_latency_s = std::max(mine.extra_latency_s,
                                         std::max(0.0, (1.0 + round.extra_latency_steps) * step_s - mix.max_route_s) +
