@@ -155,7 +155,7 @@ Schedule named_schedule(const std::string& name, const std::string& ring_order,
   if (name == "hierarchical")
     return hierarchical_schedule(n, topologies::gpus_per_node(graph), bytes);
   if (name == "tree") // NCCL's: chains inside servers, a double binary tree across them
-    return nccl_tree_schedule(places_of_ranks(graph), bytes);
+    return nccl_tree_schedule(places_of_ranks(graph), bytes, channels);
   if (name == "halving-doubling")
     return halving_doubling_schedule(n, bytes);
   throw std::invalid_argument("unknown collective '" + name + "' (known: " + kCollectiveNames + ")");

@@ -84,7 +84,7 @@ Schedule double_tree_schedule(long long gpus, double bytes) {
   return s;
 }
 
-Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes) {
+Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes, long long channels) {
   const long long n = static_cast<long long>(places.size());
   std::map<long long, std::vector<std::pair<long long, long long>>> servers; // server: (local, rank)
   for (long long rank = 0; rank < n; ++rank) {
@@ -92,11 +92,11 @@ Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes) {
       return double_tree_schedule(n, bytes);
     servers[places[size_t(rank)].server].push_back({places[size_t(rank)].local, rank});
   }
-  const long long per_server = servers.empty() ? 0 : static_cast<long long>(servers.begin()->second.size());
-  bool even = per_server > 1;
+  const long long g = servers.empty() ? 0 : static_cast<long long>(servers.begin()->second.size());
+  bool even = g > 1;
   for (auto& [server, gpus] : servers) {
     std::sort(gpus.begin(), gpus.end());
-    even = even && static_cast<long long>(gpus.size()) == per_server;
+    even = even && static_cast<long long>(gpus.size()) == g;
   }
   if (!even)
     return double_tree_schedule(n, bytes);
@@ -104,32 +104,40 @@ Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes) {
   std::vector<const std::vector<std::pair<long long, long long>>*> by_index;
   for (const auto& entry : servers)
     by_index.push_back(&entry.second);
-  const double half = bytes / 2;
-  Round chain_reduce{"tree chain reduce", {}, double(per_server - 2)};
-  for (const auto* gpus : by_index)
-    for (long long i = 0; i + 1 < per_server; ++i) {
-      chain_reduce.flows.push_back({(*gpus)[size_t(i + 1)].second, (*gpus)[size_t(i)].second, half}); // to local 0
-      chain_reduce.flows.push_back({(*gpus)[size_t(i)].second, (*gpus)[size_t(i + 1)].second, half}); // to the last
+  channels = std::max(1LL, channels);
+  const double share = bytes / 2 / double(channels); // per tree, per channel
+  // Flows between one pair add up (the channels' messages to one peer travel as one).
+  std::map<std::pair<long long, long long>, double> chain, across;
+  for (long long c = 0; c < channels; ++c) {
+    const long long head = c * g / channels; // tree 0's head; tree 1's is the GPU before it
+    auto rank = [&](const std::vector<std::pair<long long, long long>>& gpus, long long position) {
+      return gpus[size_t((head + position) % g)].second;
+    };
+    for (const auto* gpus : by_index)
+      for (long long j = 0; j + 1 < g; ++j) {
+        chain[{rank(*gpus, j + 1), rank(*gpus, j)}] += share; // tree 0: towards position 0
+        chain[{rank(*gpus, j), rank(*gpus, j + 1)}] += share; // tree 1: towards position g - 1
+      }
+    for (int tree = 0; tree < 2; ++tree) {
+      const long long at = tree == 0 ? 0 : g - 1;
+      auto head_of = [&](long long p) { return rank(*by_index[size_t(tree == 0 ? p : m - 1 - p)], at); };
+      for (long long child = 1; child < m; ++child)
+        across[{head_of(child), head_of((child - 1) / 2)}] += share;
     }
-  Round tree_reduce{"tree reduce across servers", {}, double(tree_depth(m) - 1)};
-  for (int tree = 0; tree < 2; ++tree) {
-    const size_t head = tree == 0 ? 0 : size_t(per_server - 1);
-    auto head_of = [&](long long position) { return (*by_index[size_t(tree == 0 ? position : m - 1 - position)])[head].second; };
-    for (long long child = 1; child < m; ++child)
-      tree_reduce.flows.push_back({head_of(child), head_of((child - 1) / 2), half});
   }
-  Schedule s{"tree", {chain_reduce}};
+  auto round_of = [](const char* name, const std::map<std::pair<long long, long long>, double>& flows, double extra,
+                     bool reversed) {
+    Round r{name, {}, extra};
+    for (const auto& [pair, b] : flows)
+      r.flows.push_back(reversed ? Flow{pair.second, pair.first, b} : Flow{pair.first, pair.second, b});
+    return r;
+  };
+  Schedule s{"tree", {round_of("tree chain reduce", chain, double(g - 2), false)}};
   if (m > 1) {
-    Round tree_broadcast{"tree broadcast across servers", {}, tree_reduce.extra_latency_steps};
-    for (const Flow& f : tree_reduce.flows)
-      tree_broadcast.flows.push_back({f.dst, f.src, f.bytes});
-    s.rounds.push_back(std::move(tree_reduce));
-    s.rounds.push_back(std::move(tree_broadcast));
+    s.rounds.push_back(round_of("tree reduce across servers", across, double(tree_depth(m) - 1), false));
+    s.rounds.push_back(round_of("tree broadcast across servers", across, double(tree_depth(m) - 1), true));
   }
-  Round chain_broadcast{"tree chain broadcast", {}, chain_reduce.extra_latency_steps};
-  for (const Flow& f : chain_reduce.flows)
-    chain_broadcast.flows.push_back({f.dst, f.src, f.bytes});
-  s.rounds.push_back(std::move(chain_broadcast));
+  s.rounds.push_back(round_of("tree chain broadcast", chain, double(g - 2), true));
   return s;
 }
 

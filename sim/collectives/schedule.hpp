@@ -45,12 +45,14 @@ Schedule double_tree_schedule(long long gpus, double bytes);
 // NCCL's tree on servers (places: each rank's server and local rank; every server the same size,
 // more than one GPU): inside a server a chain by local rank, across servers a double binary tree
 // over the servers (heap order, and reversed), each tree with half the data and its own chain
-// direction, so that the two trees leave a server from different GPUs (local 0 and the last). Four
+// direction, so that the two trees leave a server from different GPUs (the chain's two ends). Four
 // rounds: chain reduce, tree reduce, tree broadcast, chain broadcast; within each the steps are
 // pipelined, the phases follow one another (a small call's latency is NCCL's:
-// 2 ((G - 1) NVLink steps + depth network steps)). Falls back to double_tree_schedule where the
-// ranks have no servers (a star, a torus) or one GPU each.
-Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes);
+// 2 ((G - 1) NVLink steps + depth network steps)). With C channels, as NCCL builds trees per
+// channel: channel c's chains start at local c G / C, so that the channels' trees leave a server
+// from different GPUs (their NICs), each over 1/C of the data. Falls back to double_tree_schedule
+// where the ranks have no servers (a star, a torus) or one GPU each.
+Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes, long long channels = 1);
 // Recursive halving reduce-scatter then recursive doubling all-gather, nearest partner first
 // (partner r xor 2^k carries bytes / 2^(k+1)). Needs a power-of-two N.
 Schedule halving_doubling_schedule(long long gpus, double bytes);
