@@ -36,3 +36,9 @@ echo "[target <= 30 s]  memwall topo at the GPU limit: fat-tree-2to1 with 131,07
 echo "[target <= 60 s, <= 4 GiB; not met, issue 34]  DeepSeek-V3-like EP 64 on 2,048 H100 (PP 16, 61 layers, 256 experts), one step; stopped at 600 s:"
 timeout 600 /usr/bin/time -f "wall=%e s, peak RSS=%M KB" "$build/bench/bench_scale" bench/moe/deepseek-v3-like-ep64-2048.yaml 0 0 ||
   echo "did not finish in 600 s"
+echo "[target < 2 s]  memwall collbench: one all-reduce size (1 GiB, the tuner's pick) on 4,096 H100 (dgx-h100-ndr):"
+/usr/bin/time -f "wall=%e s, peak RSS=%M KB" "$build/memwall" collbench dgx-h100-ndr --gpus 4096 --sizes 1GiB 2>&1 |
+  grep -E "^ +[0-9]|^wall" || true
+echo "[target < 2 s]  memwall collbench: one all-reduce size (8 B) on 4,096 A100 (dgx-a100-hdr):"
+/usr/bin/time -f "wall=%e s, peak RSS=%M KB" "$build/memwall" collbench dgx-a100-hdr --gpus 4096 --sizes 8B 2>&1 |
+  grep -E "^ +[0-9]|^wall" || true

@@ -85,6 +85,8 @@ def main():
                   "pp": os.path.join(scen, "validation-megatron", "05-gpt-39p1b-512gpu.yaml"),
                   "hdr-ring": os.path.join(scen, "what-if", "2-hdr-flat-ring.yaml"),
                   "hdr-hier": os.path.join(scen, "what-if", "3-hdr-hierarchical.yaml")}
+        for algo in ("ring", "tree", "auto"):
+            run([memwall, "collbench", "dgx-h100-ndr", "--gpus", "16", "--algo", algo, "--out", out(f"cb-{algo}.csv")])
         for name, scenario in traces.items():
             run([memwall, "run", scenario, "--trace", out(name + ".h5"), "--trace-level", "microbatch"])
         calls = {
@@ -103,6 +105,8 @@ def main():
                                  out("compare-pipeline.png")],
             "power-pipeline": [os.path.join(analysis, "plot_power.py"), out("pp.h5"), "--gpu", "256", "--out",
                                out("power-pipeline.png")],
+            "collbench": [os.path.join(analysis, "plot_collbench.py"), out("cb-ring.csv"), out("cb-tree.csv"),
+                          out("cb-auto.csv"), "--out", out("collbench.png")],
             "seed": [os.path.join(analysis, "seed_figure.py"), "--memwall", memwall, "--out", out("seed.png")],
             "validation": [os.path.join(analysis, "validation_table.py"), "--memwall", memwall, "--only",
                            "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation-sample.png"),

@@ -51,14 +51,6 @@ struct Candidate {
   std::vector<RoundSteps> round_steps;
 };
 
-Schedule scaled(const Schedule& unit, double bytes) {
-  Schedule s = unit;
-  for (auto& round : s.rounds)
-    for (auto& f : round.flows)
-      f.bytes *= bytes;
-  return s;
-}
-
 Schedule one_round(const std::string& algorithm, collectives::Round round) {
   return Schedule{algorithm, {std::move(round)}};
 }
@@ -128,12 +120,11 @@ Candidate describe(Schedule unit, const topologies::FabricGraph& graph,
                    const std::vector<collectives::GpuPlace>& places) {
   Candidate c;
   c.tree = unit.algorithm == "tree";
-  // Estimates are linear in the size: latency at 0 bytes, the rest per byte (measured over 1 GB).
-  constexpr double kProbeBytes = 1e9;
-  c.seconds_per_byte = (collectives::estimate_seconds(scaled(unit, kProbeBytes), graph) -
-                        collectives::estimate_seconds(scaled(unit, 0.0), graph)) /
-                       kProbeBytes;
-  for (const auto& round : unit.rounds) {
+  // Estimates are linear in the size: the unit schedule's busiest links give the seconds per byte.
+  const std::vector<collectives::RoundEstimate> rounds = collectives::estimate_rounds(
+      unit, graph, topologies::RouteFinder(graph).flat_routes(collectives::route_requests(unit, graph)));
+  for (size_t k = 0; k < unit.rounds.size(); ++k) {
+    const auto& round = unit.rounds[k];
     double all_bytes = 0, net_bytes = 0;
     for (const auto& f : round.flows) {
       const auto& a = places[size_t(f.src)];
@@ -142,10 +133,8 @@ Candidate describe(Schedule unit, const topologies::FabricGraph& graph,
       if (a.server < 0 || a.server != b.server)
         net_bytes += f.bytes;
     }
-    const double net_share = all_bytes > 0 ? net_bytes / all_bytes : 0.0;
-    const double steps = 1.0 + round.extra_latency_steps;
-    const double route_s = collectives::estimate_seconds(Schedule{unit.algorithm, {round}}, graph) / steps;
-    c.round_steps.push_back({steps, net_share, route_s});
+    c.seconds_per_byte += rounds[k].busiest_s;
+    c.round_steps.push_back({rounds[k].steps, all_bytes > 0 ? net_bytes / all_bytes : 0.0, rounds[k].route_latency_s});
   }
   c.schedule = std::move(unit);
   return c;
@@ -153,6 +142,10 @@ Candidate describe(Schedule unit, const topologies::FabricGraph& graph,
 
 double base_latency_s(const Candidate& c, const collectives::ProtocolFigures& p) {
   return c.tree ? p.tree_base_s : p.ring_base_s;
+}
+
+double wire_bytes_per_byte(const Candidate& c, const collectives::ProtocolFigures& p) {
+  return c.tree ? p.tree_wire_bytes_per_byte : p.ring_wire_bytes_per_byte;
 }
 
 sim::StepLatency step_latency(const Candidate& c, const collectives::ProtocolFigures& p) {
@@ -173,7 +166,7 @@ double estimate_s(const Candidate& c, const collectives::ProtocolFigures& p, dou
                                    (1 - r.net_share) * in_server_s);
   }
   return base_latency_s(c, p) + protocol_steps_s +
-         p.wire_bytes_per_byte * bytes * c.seconds_per_byte;
+         wire_bytes_per_byte(c, p) * bytes * c.seconds_per_byte;
 }
 
 } // namespace
@@ -303,7 +296,7 @@ CollbenchResult run_collbench(const CollbenchSpec& spec) {
         sg4::this_actor::sleep_for(base_latency_s(candidates[pick.candidate], figures));
         runners[runner_of.at({pick.candidate, pick.protocol})]->run(
             rank, static_cast<long long>(i), sim::CollectivePart::AllReduce,
-            spec.sizes_bytes[i] * figures.wire_bytes_per_byte, static_cast<long long>(i));
+            spec.sizes_bytes[i] * wire_bytes_per_byte(candidates[pick.candidate], figures), static_cast<long long>(i));
         end_s[i] = std::max(end_s[i], sg4::Engine::get_clock());
       }
       recorder.record_finish(rank, sg4::Engine::get_clock());

@@ -24,13 +24,21 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
 
 double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph& graph,
                         const topologies::FlatRoutes& hops) {
+  double total = 0;
+  for (const RoundEstimate& r : estimate_rounds(schedule, graph, hops))
+    total += r.busiest_s + r.route_latency_s * r.steps;
+  return total;
+}
+
+std::vector<RoundEstimate> estimate_rounds(const Schedule& schedule, const topologies::FabricGraph& graph,
+                                           const topologies::FlatRoutes& hops) {
   std::vector<double> bandwidth(boost::num_edges(graph)), latency_s(boost::num_edges(graph));
   for (auto [e, end] = boost::edges(graph); e != end; ++e) {
     const size_t k = topologies::edge_index(graph, *e);
     bandwidth[k] = graph[*e].bytes_per_s;
     latency_s[k] = graph[*e].latency_s;
   }
-  double total = 0;
+  std::vector<RoundEstimate> out;
   size_t next = 0;
   std::vector<double> load(2 * bandwidth.size(), 0.0); // bytes by 2 x edge index + direction
   std::vector<size_t> used;                             // this round's entries of `load`
@@ -54,9 +62,9 @@ double estimate_seconds(const Schedule& schedule, const topologies::FabricGraph&
       load[slot] = 0.0;
     }
     used.clear();
-    total += busiest + latency * (1.0 + round.extra_latency_steps);
+    out.push_back({busiest, latency, 1.0 + round.extra_latency_steps});
   }
-  return total;
+  return out;
 }
 
 } // namespace memwall::collectives

@@ -2,9 +2,9 @@
 // - Simple moves data in large chunks and synchronises each step with a flag after a memory fence:
 //   full bandwidth, the longest step latency.
 // - LL128 sends 128-byte lines of which 120 bytes are data and 8 a flag (NCCL src/include/device.h,
-//   NCCL_LL128_LINEELEMS / DATAELEMS): every data byte puts 128 / 120 bytes on the wire.
+//   NCCL_LL128_LINEELEMS / DATAELEMS): NCCL's tuner counts 0.92 of the link's bandwidth.
 // - LL sends 8-byte lines, 4 bytes of data and a 4-byte flag (NCCL src/device/primitives.h, "Half
-//   is data"): twice the bytes on the wire, the shortest step latency.
+//   is data"): half the bandwidth on a ring, the shortest step latency.
 // Latencies are NCCL's own tuning tables (src/graph/tuning.cc at commit 5067397c, NCCL 2.30.7):
 // a base latency per call (baseLat) and a latency per algorithm step by the kind of hop the step
 // takes (hwLat: NVLink inside a server, NET between servers), for rings and for trees. They stand
@@ -22,7 +22,11 @@ enum class Protocol { Simple, LL128, LL };
 
 struct ProtocolFigures {
   const char* name;
-  double wire_bytes_per_byte; // bytes on the wire per byte of data
+  // Link time per byte of data, in bytes at the link's rate, for rings and for trees: the inverse
+  // of the bandwidth fraction NCCL's tuner gives the protocol (tuning.cc, "model refinements"):
+  // ring LL 0.5 (the flags), LL128 0.92, Simple 1; tree 0.92 with Simple, 0.92 / 3.8 with LL,
+  // 0.92 x 120/128 with LL128.
+  double ring_wire_bytes_per_byte, tree_wire_bytes_per_byte;
   double ring_base_s, tree_base_s;             // per call
   double ring_nvlink_step_s, ring_net_step_s;  // per ring step, by the hop's kind
   double tree_nvlink_step_s, tree_net_step_s;  // per tree level, by the hop's kind
