@@ -33,8 +33,9 @@ def _plain(value, _pos=None):
     if value == 0:
         return "0"
     a = abs(value)
-    if a >= 1e6:
-        return f"{value / 1e6:g}M"
+    for scale, suffix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if a >= scale:
+            return f"{value / scale:g}{suffix}"
     if a >= 1e4:
         return f"{value / 1e3:g}k"
     if a >= 1:

@@ -64,7 +64,7 @@ def main():
         if points:
             ax.scatter([s for s, _ in points], [b for _, b in points], color="black", marker="x", zorder=3,
                        label="published nccl-tests")
-    ax.set_xscale("log", base=2)
+    ax.set_xscale("log")
     ax.set(xlabel="message size (bytes)", ylabel="bus bandwidth (GB/s)", title="; ".join(sorted(titles)))
     ax.set_ylim(bottom=0)
     figure_style.plain_ticks(ax)
