@@ -3,7 +3,8 @@
 folder): runs `memwall run --json` on them and prints a markdown table with each error.
 With --nccl: the published nccl-tests results in scenarios/validation-nccl (or DIR), through
 `memwall collbench FILE --json`: every measured row, large messages (>= 256 MB) by bus bandwidth
-(within --nccl-large, default 15%), small ones (<= 64 KiB) by time (within --nccl-small, 30%).
+(within --nccl-large, default 15%), small ones (<= 64 KiB) by time (within --nccl-small, 30%);
+exit 1 when more than --max-misses rows (default 0) are outside their bound.
 
 Usage: validation_table.py [--memwall build/memwall] [DIR] [--max-error 0.10] [--min-share 1] [--worst E]
                            [--plot FILE.png] [--only REGEX] [-j N]
@@ -76,8 +77,8 @@ def nccl_report(a):
                   f"{shown[1]} | {100 * m['error']:+.1f}% | {limit}{'' if ok else ' FAIL'} |")
     print(f"\n{checked} published nccl-tests figures, {checked - len(failed)} within their bound"
           + (f"; out of bounds: {', '.join(failed)}" if failed else ""))
-    ok = checked > 0 and not failed
-    print(f"{int(ok)} passed, {int(not ok)} failed")
+    ok = checked > 0 and len(failed) <= a.max_misses
+    print(f"{int(ok)} passed, {int(not ok)} failed (rows out of their bound allowed: {a.max_misses})")
     return 0 if ok else 1
 
 
@@ -94,6 +95,8 @@ def main():
     p.add_argument("--nccl", action="store_true", help="the nccl-tests validation (memwall collbench)")
     p.add_argument("--nccl-large", type=float, default=0.15, help="busbw bound for sizes >= 256 MB")
     p.add_argument("--nccl-small", type=float, default=0.30, help="time bound for sizes <= 64 KiB")
+    p.add_argument("--max-misses", type=int, default=0,
+                   help="--nccl: rows allowed outside their bound (a ratchet: the ctest names today's count)")
     a = p.parse_args()
     if a.nccl:
         return nccl_report(a)

@@ -69,8 +69,8 @@ def shipped(memwall, skip):
             if not n.endswith(".yaml") or (skip and re.search(skip, os.path.relpath(path, ROOT))):
                 continue
             text = open(path).read()
-            if re.search(r"^(base|sweep|fabrics|search):", text, re.M):
-                continue  # a sweep or a plan: `memwall run` refuses it
+            if re.search(r"^(base|sweep|fabrics|search|collbench):", text, re.M):
+                continue  # a sweep, a plan or a collbench case: `memwall run` refuses it
             files.append(path)
     files.sort()
     with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:

@@ -55,6 +55,46 @@ Schedule one_round(const std::string& algorithm, collectives::Round round) {
   return Schedule{algorithm, {std::move(round)}};
 }
 
+// All-to-all as NCCL runs it on servers whose GPUs each have a NIC (rails): with PXN, a message to
+// GPU (t, j) of another server leaves through the NIC of the sender's server-mate of local rank j
+// (an NVLink hop to it, then its rail to (t, j)), so every message crosses the network on the
+// destination's rail; the relay forwards while it receives (NCCL's proxy pipelines), so both hops
+// are one round. Without per-GPU NICs, or on a star or torus: each message over its own route.
+collectives::Round all_to_all_round(const CollbenchSpec& spec, const std::vector<collectives::GpuPlace>& places) {
+  const long long n = static_cast<long long>(places.size());
+  const double share = 1.0 / double(n);
+  collectives::Round r{"all-to-all", {}, 0};
+  const bool pxn = spec.fabric.kind == "cluster" && spec.fabric.cluster.nic_per_gpu && spec.fabric.cluster.gpus_per_node > 1;
+  if (!pxn) {
+    for (long long src = 0; src < n; ++src)
+      for (long long dst = 0; dst < n; ++dst)
+        if (src != dst)
+          r.flows.push_back({src, dst, share});
+    return r;
+  }
+  std::map<std::pair<long long, long long>, long long> rank_at; // (server, local) -> rank
+  for (long long rank = 0; rank < n; ++rank)
+    rank_at[{places[size_t(rank)].server, places[size_t(rank)].local}] = rank;
+  std::map<std::pair<long long, long long>, double> bytes; // messages between a pair travel as one flow
+  for (long long src = 0; src < n; ++src)
+    for (long long dst = 0; dst < n; ++dst) {
+      if (src == dst)
+        continue;
+      const auto& a = places[size_t(src)];
+      const auto& b = places[size_t(dst)];
+      const auto relay = rank_at.find({a.server, b.local});
+      if (a.server == b.server || relay == rank_at.end() || relay->second == src) {
+        bytes[{src, dst}] += share;
+        continue;
+      }
+      bytes[{src, relay->second}] += share; // NVLink to the rail-matched GPU
+      bytes[{relay->second, dst}] += share; // its NIC, the destination's rail
+    }
+  for (const auto& [pair, b] : bytes)
+    r.flows.push_back({pair.first, pair.second, b});
+  return r;
+}
+
 std::vector<Schedule> unit_schedules(const CollbenchSpec& spec, const topologies::FabricGraph& graph,
                                      long long channels) {
   const long long n = spec.gpus;
@@ -105,12 +145,7 @@ std::vector<Schedule> unit_schedules(const CollbenchSpec& spec, const topologies
   }
   case Op::AllToAll: { // every GPU sends 1 / n of its buffer to every other, at once
     only("p2p");
-    collectives::Round r{"all-to-all", {}, 0};
-    for (long long src = 0; src < n; ++src)
-      for (long long dst = 0; dst < n; ++dst)
-        if (src != dst)
-          r.flows.push_back({src, dst, 1.0 / double(n)});
-    return {one_round("p2p", std::move(r))};
+    return {one_round("p2p", all_to_all_round(spec, collectives::places_of_ranks(graph)))};
   }
   }
   return out;
