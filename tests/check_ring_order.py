@@ -37,7 +37,7 @@ GRAD_BYTES = 2 * PARAMS_7B
 FABRICS = {
     "seed-ib": (4096, 25 * GB, 0.0, "star, 25 GB/s per GPU, no latency"),
     "seed-nvlink": (4096, 300 * GB, 0.0, "star, 300 GB/s per GPU, no latency"),
-    "gb200-nvl72": (4096, 900 * GB, 2 * US, "one NVLink domain: GPU link 1 us in, 1 us out"),
+    "gb200-nvl72": (4096, 900 * 0.802 * GB, 0.6 * US, "one NVLink domain: 900 GB/s x 0.802; GPU link 0.3 us in, 0.3 us out"),
     # A hop between servers: NIC (1 us) - leaf (- spine - leaf: uplinks have no latency) - NIC (1 us).
     # The NICs carry `efficiency: 0.96` (what NCCL's own tuner assumes an IB NIC delivers: 24 of
     # 25 GB/s on HDR, 48 of 50 on NDR), so beta is the line rate x 0.96.

@@ -21,7 +21,7 @@ EXPECTED = {
     # Packed leaves of 32 NICs (4 servers), 16 or 8 uplinks of 50 GB/s per leaf: a half of N/64 leaves.
     "fat-tree-2to1": (N, N, 4, N / 64 * 16 * 50 * 0.96, "(N/2)/32 leaves x 16 uplinks x 50 GB/s x 0.96"),
     "fat-tree-4to1": (N, N, 4, N / 64 * 8 * 50 * 0.96, "(N/2)/32 leaves x 8 uplinks x 50 GB/s x 0.96"),
-    "gb200-nvl72": (N, N, 2, N / 2 * 900, "one NVSwitch domain, 900 GB/s per GPU"),
+    "gb200-nvl72": (N, N, 2, N / 2 * 900 * 0.802, "one NVSwitch domain, 900 GB/s per GPU x 0.802"),
     "seed-ib": (N, N, 2, N / 2 * 25, "star, 25 GB/s per GPU"),
     "seed-nvlink": (N, N, 2, N / 2 * 300, "star, 300 GB/s per GPU"),
     # Rank halves of a 4x4x4 torus are z < 2 and z >= 2: 16 links between z = 1 and 2, 16 wrap-around.
