@@ -91,6 +91,14 @@ RouteFinder::RouteFinder(const FabricGraph& graph)
     }
   }
   core_begin_.push_back(core_pos_.size());
+  min_link_.assign(vertices, kUnreachable);
+  min_core_link_.assign(vertices, kUnreachable);
+  for (FabricVertex u = 0; u < vertices; ++u) {
+    for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
+      min_link_[u] = std::min(min_link_[u], out_cost_[k]);
+    for (size_t i = core_begin_[u]; i < core_begin_[u + 1]; ++i)
+      min_core_link_[u] = std::min(min_core_link_[u], out_cost_[core_pos_[i]]);
+  }
 }
 
 void RouteFinder::add_load(const std::vector<RouteHop>& route) {
@@ -104,13 +112,14 @@ RouteFinder::Search& RouteFinder::search_to(FabricVertex dst) {
   if (searches_used_ == kMaxCachedDestinations) // bound memory: N x V doubles would not fit at 16k GPUs
     forget_searches();
   if (searches_used_ == searches_.size())
-    searches_.push_back({std::vector<double>(boost::num_vertices(graph_), kUnreachable), {}, {}});
+    searches_.push_back({std::vector<double>(boost::num_vertices(graph_), kUnreachable), {}, {}, {}});
   Search& s = searches_[searches_used_];
   cached_[dst] = searches_used_++;
   for (FabricVertex v : s.touched)
     s.cost[v] = kUnreachable;
   s.touched.clear();
   s.queue.clear();
+  s.deferred.clear();
   set_cost(s, dst, 0.0);
   s.queue[0.0].push_back(dst);
   return s;
@@ -133,35 +142,81 @@ void RouteFinder::sort_vertices(std::vector<FabricVertex>& bucket) {
   std::fill(bitmap_.begin(), bitmap_.end(), 0);
 }
 
-void RouteFinder::settle(Search& s, FabricVertex dst, const double& radius) {
+double RouteFinder::frontier(const Search& s) {
+  const double queued = s.queue.empty() ? kUnreachable : s.queue.begin()->first;
+  const double waiting = s.deferred.empty() ? kUnreachable : s.deferred.begin()->first;
+  return std::min(queued, waiting);
+}
+
+void RouteFinder::expand(Search& s, FabricVertex origin, FabricVertex u) {
   std::vector<double>& cost = s.cost;
-  while (!s.queue.empty()) {
-    auto first = s.queue.begin();
-    const double c = first->first;
-    if (c > radius && !same_route_cost(c, radius))
-      return;
-    std::vector<FabricVertex> bucket = std::move(first->second);
-    s.queue.erase(first);
-    sort_vertices(bucket);
-    for (const FabricVertex u : bucket) {
-      if (c > cost[u])
-        continue; // found cheaper since
-      auto relax = [&](size_t k) {
-        const FabricVertex w = out_target_[k];
-        const double through = c + out_cost_[k];
-        if (through < cost[w] && !same_route_cost(through, cost[w])) {
-          set_cost(s, w, through);
-          s.queue[through].push_back(w);
-        }
-      };
-      if (u == dst) { // the search's start reaches its neighbours, pendant or not
-        for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
-          relax(k);
-      } else {
-        for (size_t i = core_begin_[u]; i < core_begin_[u + 1]; ++i)
-          relax(core_pos_[i]);
-      }
+  const double c = cost[u];
+  auto relax = [&](size_t k) {
+    const FabricVertex w = out_target_[k];
+    const double through = c + out_cost_[k];
+    if (through < cost[w] && !same_route_cost(through, cost[w])) {
+      set_cost(s, w, through);
+      s.queue[through].push_back(w);
     }
+  };
+  if (u == origin) { // the search's start reaches its neighbours, pendant or not
+    for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
+      relax(k);
+  } else {
+    for (size_t i = core_begin_[u]; i < core_begin_[u + 1]; ++i)
+      relax(core_pos_[i]);
+  }
+}
+
+void RouteFinder::pop_next(Search& s, FabricVertex origin, double radius) {
+  // Waiting vertices first on a tie: a plain search would have expanded them before this bucket.
+  const bool waiting = !s.deferred.empty() && (s.queue.empty() || s.deferred.begin()->first <= s.queue.begin()->first);
+  auto& from = waiting ? s.deferred : s.queue;
+  auto first = from.begin();
+  const double c = first->first;
+  std::vector<FabricVertex> bucket = std::move(first->second);
+  from.erase(first);
+  sort_vertices(bucket);
+  for (const FabricVertex u : bucket) {
+    if (waiting) {
+      expand(s, origin, u);
+      continue;
+    }
+    if (c > s.cost[u])
+      continue; // found cheaper since
+    const double reach = c + (u == origin ? min_link_[u] : min_core_link_[u]);
+    if (reach < radius && !same_route_cost(reach, radius))
+      expand(s, origin, u);
+    else if (reach != kUnreachable)
+      s.deferred[reach].push_back(u); // its cost is final; its links wait for a farther radius
+  }
+}
+
+void RouteFinder::probe_fill(Search& s, FabricVertex probe) {
+  // The probe's cost through neighbours whose costs are final (at most the frontier): what relaxing
+  // their links would give, without expanding them, nor the rest of their bucket.
+  const double f = frontier(s);
+  for (size_t k = out_begin_[probe]; k < out_begin_[probe + 1]; ++k) {
+    const FabricVertex n = out_target_[k];
+    if (s.cost[n] > f)
+      continue; // not final yet (or unreached)
+    const double through = s.cost[n] + out_cost_[k];
+    if (through < s.cost[probe] && !same_route_cost(through, s.cost[probe])) {
+      set_cost(s, probe, through);
+      s.queue[through].push_back(probe);
+    }
+  }
+}
+
+void RouteFinder::settle(Search& s, FabricVertex origin, FabricVertex probe) {
+  for (;;) {
+    if (probe != kNoProbe)
+      probe_fill(s, probe);
+    const double radius = probe == kNoProbe ? kUnreachable : s.cost[probe];
+    const double next = frontier(s);
+    if (next == kUnreachable || next >= radius || same_route_cost(next, radius))
+      return; // everything nearer than the probe is final, and so is the probe
+    pop_next(s, origin, radius);
   }
 }
 
@@ -173,19 +228,18 @@ void RouteFinder::fill_pendant(Search& s, FabricVertex v) {
 
 const std::vector<double>& RouteFinder::settle_for(Search& s, FabricVertex dst, FabricVertex src) {
   if (!pendant_[src] || src == dst) {
-    settle(s, dst, s.cost[src]); // the radius is re-read at every bucket: it shrinks as src's cost is found
+    settle(s, dst, src);
     return s.cost;
   }
   // A pendant source: its neighbour's cost, plus its link (what relaxing it would have given).
-  const FabricVertex via = out_target_[out_begin_[src]];
-  settle(s, dst, s.cost[via]);
+  settle(s, dst, out_target_[out_begin_[src]]);
   fill_pendant(s, src);
   return s.cost;
 }
 
 const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
   Search& s = search_to(dst);
-  settle(s, dst, kUnreachable);
+  settle(s, dst, kNoProbe);
   for (FabricVertex v = 0; v < s.cost.size(); ++v)
     if (pendant_[v])
       fill_pendant(s, v);
@@ -231,6 +285,39 @@ bool RouteFinder::composed(FabricVertex dst) const {
   return true;
 }
 
+void RouteFinder::settle_through(const std::vector<size_t>& slots, FabricVertex dst, FabricVertex src) {
+  // As one search from dst would: the next bucket is the one, over all neighbours' searches, whose
+  // cost plus the neighbour's link is least; it stops once that reaches the best cost of src found
+  // so far. A neighbour whose paths to src are dearer is then settled only as far as it could still
+  // matter: on a fat-tree a GPU's NVSwitch, two NVLink hops dearer towards a far GPU than its NIC,
+  // stops before the fabric's GPUs instead of settling all of them. Every vertex nearer to dst than
+  // src is final in each neighbour's search whose path could be among its cheapest, so the view's
+  // costs, and the routes, are those of settling every neighbour's search in full.
+  const FabricVertex probe = pendant_[src] && src != dst ? out_target_[out_begin_[src]] : src;
+  const size_t first_link = out_begin_[dst];
+  for (;;) {
+    double best = kUnreachable; // src's cost through the neighbours, as settled so far
+    size_t next = slots.size();
+    double next_cost = kUnreachable;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      Search& s = searches_[slots[i]];
+      probe_fill(s, probe);
+      const double link = out_cost_[first_link + i];
+      best = std::min(best, s.cost[probe] + link);
+      if (frontier(s) + link < next_cost) {
+        next_cost = frontier(s) + link;
+        next = i;
+      }
+    }
+    if (next == slots.size() || next_cost >= best || same_route_cost(next_cost, best))
+      break;
+    pop_next(searches_[slots[next]], out_target_[first_link + next], best - out_cost_[first_link + next]);
+  }
+  if (probe != src)
+    for (size_t slot : slots)
+      fill_pendant(searches_[slot], src);
+}
+
 RouteFinder::CostView RouteFinder::view_to(FabricVertex dst, FabricVertex src) {
   CostView view{dst, nullptr, {}};
   if (!composed(dst)) {
@@ -246,10 +333,9 @@ RouteFinder::CostView RouteFinder::view_to(FabricVertex dst, FabricVertex src) {
   for (size_t k = out_begin_[dst]; k < out_begin_[dst + 1]; ++k) {
     const FabricVertex via = out_target_[k];
     search_to(via);
-    const size_t slot = cached_.at(via);
-    settle_for(searches_[slot], via, src);
-    slots.push_back(slot);
+    slots.push_back(cached_.at(via));
   }
+  settle_through(slots, dst, src);
   for (size_t i = 0; i < slots.size(); ++i) // after search_to: its slots may move while they grow
     view.through.push_back({&searches_[slots[i]].cost, out_cost_[out_begin_[dst] + i], out_target_[out_begin_[dst] + i]});
   return view;

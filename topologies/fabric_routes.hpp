@@ -92,18 +92,39 @@ private:
   // fabric's paths have few distinct costs), popped in cost order and, within a bucket, in vertex
   // order: the order of a priority queue of (cost, vertex), without its log V per push and pop. A
   // vertex enters a bucket only from a cheaper one (link costs are positive), so a bucket is full
-  // before it is popped.
+  // before it is popped. A popped vertex whose cheapest link would reach no nearer than the radius
+  // asked for waits in `deferred`, keyed by that reach, final but not expanded: a fat-tree's leaf
+  // search that needs one far GPU's cost expands that GPU's leaf's link, not every leaf's links to
+  // every GPU of the fabric (which made `topo` quadratic: 60 s at 131,072 GPUs).
   struct Search {
     std::vector<double> cost;
     std::map<double, std::vector<FabricVertex>> queue;
+    std::map<double, std::vector<FabricVertex>> deferred;
     std::vector<FabricVertex> touched; // vertices whose cost is set: what a reuse resets
   };
   Search& search_to(FabricVertex dst);
   void sort_vertices(std::vector<FabricVertex>& bucket);
   std::vector<uint64_t> bitmap_; // sort_vertices' scratch, all zero between calls
-  // Pops while the nearest unsettled vertex is at most `radius` away (up to rounding); `radius` is
-  // read again at every bucket.
-  void settle(Search& s, FabricVertex dst, const double& radius);
+  // Per vertex, its cheapest link, and its cheapest to a vertex other than a pendant.
+  std::vector<double> min_link_;
+  std::vector<double> min_core_link_;
+  static constexpr FabricVertex kNoProbe = ~FabricVertex(0);
+  // The least cost in the queue or among the waiting vertices (infinite when both are empty):
+  // every vertex with a cost at most this is final.
+  static double frontier(const Search& s);
+  // Relaxes u's links (all of them from the search's origin, else those to non-pendants).
+  void expand(Search& s, FabricVertex origin, FabricVertex u);
+  // Pops the nearest bucket, waiting or queued: expands its vertices whose cheapest link reaches
+  // below `radius`, and keeps the others waiting.
+  void pop_next(Search& s, FabricVertex origin, double radius);
+  // Sets the probe's cost from its neighbours whose costs are final.
+  void probe_fill(Search& s, FabricVertex probe);
+  // Pops until every vertex nearer to `origin` than `probe` is final, and the probe too (kNoProbe:
+  // the whole search). The costs are those of a full search.
+  void settle(Search& s, FabricVertex origin, FabricVertex probe);
+  // Settles the searches from dst's neighbours (cached in `slots`, in dst's out-edge order) as far
+  // as a route from `src` to a composed destination looks.
+  void settle_through(const std::vector<size_t>& slots, FabricVertex dst, FabricVertex src);
   // Settles what a route from `src` to `dst` looks at, and sets a pendant `src`'s cost.
   const std::vector<double>& settle_for(Search& s, FabricVertex dst, FabricVertex src);
   // The cached searches (at most kMaxCachedDestinations, then all forgotten at once) and their slots,
