@@ -20,48 +20,63 @@ namespace {
 // Dijkstra from one GPU that stops at the nearest unvisited GPU (cheapest path in seconds per byte,
 // lowest rank among equal costs). It settles only the neighbourhood it needs, so a ring over N GPUs
 // costs N small searches, not N sweeps of the whole fabric. Relaxation and tie rules are those of
-// RouteFinder::costs_to, so the walk is the one a full sweep per step would give. Two shortcuts keep
-// a step's cost independent of N: the search ends at the first unvisited GPU it settles (equal costs
-// are settled unvisited GPUs first, by rank; edge costs are positive, so nothing settled later is
-// cheaper), and a switch's leaf GPUs (degree 1: never on another GPU's path) are
-// kept sorted by (link cost, rank) with a cursor past the visited ones, so a switch offers only its
-// first unvisited leaf, the only one of them that can win.
+// RouteFinder::costs_to, so the walk is the one a full sweep per step would give. Three shortcuts keep
+// a step's cost independent of N:
+// - the search ends at the first unvisited GPU it settles (equal costs are settled unvisited GPUs
+//   first, by rank; edge costs are positive, so nothing settled later is cheaper);
+// - unvisited GPUs are never expanded, so a vertex offers only its first unvisited GPU neighbour in
+//   (link cost, rank) order, the only one of them that can win: its GPU neighbours are kept sorted
+//   with a cursor past the visited ones;
+// - nothing is pushed that could only be settled after the best unvisited GPU offered so far: a
+//   vertex whose cheapest onward link would reach beyond it. Once a fat-tree leaf's GPUs are all
+//   visited, the next step's search reaches every leaf, and without this bound each leaf pushed its
+//   visited GPUs: N^2/32 pushes over the walk (15 s of `topo` at 131,072 GPUs).
 class NearestGpu {
 public:
   explicit NearestGpu(const topologies::FabricGraph& graph)
       : graph_(graph), gpus_(topologies::gpu_vertices(graph)), rank_of_(boost::num_vertices(graph), -1),
-        cost_(boost::num_vertices(graph), kUnreached), edge_cost_(boost::num_edges(graph)),
-        leaves_(boost::num_vertices(graph)), cursor_(boost::num_vertices(graph), 0) {
+        cost_(boost::num_vertices(graph), kUnreached), min_link_(boost::num_vertices(graph), kUnreached),
+        gpu_links_(boost::num_vertices(graph)), cursor_(boost::num_vertices(graph), 0) {
     for (size_t r = 0; r < gpus_.size(); ++r)
       rank_of_[gpus_[r]] = static_cast<long long>(r);
-    for (auto [e, end] = boost::edges(graph); e != end; ++e)
-      edge_cost_[topologies::edge_index(graph, *e)] = 1.0 / graph[*e].bytes_per_s;
+    auto link_cost = [&](auto e) { return 1.0 / graph[e].bytes_per_s; };
     for (auto [v, end] = boost::vertices(graph); v != end; ++v)
-      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e) {
-        const topologies::FabricVertex w = boost::target(*e, graph);
-        if (is_leaf_gpu(w))
-          leaves_[*v].push_back({edge_cost_[topologies::edge_index(graph, *e)], rank_of_[w]});
-      }
-    for (auto& list : leaves_)
-      std::sort(list.begin(), list.end());
-    // Out-edges to vertices other than leaf GPUs (those are in leaves_) as flat arrays, in boost's
-    // order: the searches' inner loop, without an edge-index lookup, and a star's switch does not scan
-    // its N leaves at every step.
+      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e)
+        min_link_[*v] = std::min(min_link_[*v], link_cost(*e));
+    // Per vertex, in boost's out-edge order: links to vertices other than GPUs (flat arrays: the
+    // inner loop, without an edge-index lookup), links to GPUs that are not leaves (visited ones are
+    // paths onward), and all GPU neighbours by (link cost, rank) for the cursor.
     for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
       out_begin_.push_back(out_target_.size());
-      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e)
-        if (!is_leaf_gpu(boost::target(*e, graph))) {
-          out_target_.push_back(boost::target(*e, graph));
-          out_cost_.push_back(edge_cost_[topologies::edge_index(graph, *e)]);
+      inner_begin_.push_back(inner_target_.size());
+      double inner_reach = kUnreached;
+      for (auto [e, e_end] = boost::out_edges(*v, graph); e != e_end; ++e) {
+        const topologies::FabricVertex w = boost::target(*e, graph);
+        if (rank_of_[w] < 0) {
+          out_target_.push_back(w);
+          out_cost_.push_back(link_cost(*e));
+          continue;
         }
+        gpu_links_[*v].push_back({link_cost(*e), rank_of_[w]});
+        if (boost::out_degree(w, graph) > 1) {
+          inner_target_.push_back(w);
+          inner_cost_.push_back(link_cost(*e));
+          inner_reach = std::min(inner_reach, link_cost(*e) + min_link_[w]);
+        }
+      }
+      inner_reach_.push_back(inner_reach);
     }
     out_begin_.push_back(out_target_.size());
+    inner_begin_.push_back(inner_target_.size());
+    for (auto& list : gpu_links_)
+      std::sort(list.begin(), list.end());
   }
 
   long long from(long long rank, const std::vector<bool>& visited) {
     for (topologies::FabricVertex v : touched_)
       cost_[v] = kUnreached;
     touched_.clear();
+    best_ = kUnreached;
     Queue queue;
     const topologies::FabricVertex start = gpus_[size_t(rank)];
     relax(start, 0.0, visited, queue);
@@ -76,7 +91,11 @@ public:
         return r;
       for (size_t k = out_begin_[u]; k < out_begin_[u + 1]; ++k)
         relax(out_target_[k], c + out_cost_[k], visited, queue);
-      auto& list = leaves_[u];
+      if (!(c + inner_reach_[u] > best_)) // visited GPUs on a path onward, unless it would reach too far
+        for (size_t k = inner_begin_[u]; k < inner_begin_[u + 1]; ++k)
+          if (visited[size_t(rank_of_[inner_target_[k]])])
+            relax(inner_target_[k], c + inner_cost_[k], visited, queue);
+      auto& list = gpu_links_[u];
       size_t& next = cursor_[u];
       while (next < list.size() && visited[size_t(list[next].second)])
         ++next;
@@ -89,23 +108,25 @@ public:
 private:
   // (cost, order key, vertex). The key orders equal costs: an unvisited GPU by its rank, before every
   // other vertex. So the search stops at the first unvisited GPU it settles, without settling the
-  // rest of an equal-cost bucket: on a fat-tree whose GPUs also have NVLink (degree 2, not leaves),
-  // that bucket held every GPU of the fabric once a leaf's GPUs were visited, and the ring cost N^2/32
-  // settles (50 s of `topo` at 131,072 GPUs).
+  // rest of an equal-cost bucket.
   using Item = std::tuple<double, unsigned long long, topologies::FabricVertex>;
   using Queue = std::priority_queue<Item, std::vector<Item>, std::greater<>>;
   static constexpr double kUnreached = std::numeric_limits<double>::infinity();
-  bool is_leaf_gpu(topologies::FabricVertex v) const {
-    return rank_of_[v] >= 0 && boost::out_degree(v, graph_) == 1;
-  }
   void relax(topologies::FabricVertex v, double through, const std::vector<bool>& visited, Queue& queue) {
+    const long long r = rank_of_[v];
+    const bool candidate = r >= 0 && !visited[size_t(r)];
+    // A vertex that is not a candidate matters only through what it reaches: beyond the best
+    // candidate offered, it would be settled after the search has ended.
+    if (!candidate && through + min_link_[v] > best_)
+      return;
     if (through < cost_[v] && !topologies::same_route_cost(through, cost_[v])) {
       if (cost_[v] == kUnreached)
         touched_.push_back(v);
       cost_[v] = through;
-      const long long r = rank_of_[v];
-      const auto key = r >= 0 && !visited[size_t(r)] ? static_cast<unsigned long long>(r)
-                                                      : static_cast<unsigned long long>(gpus_.size() + v);
+      if (candidate)
+        best_ = std::min(best_, through);
+      const auto key = candidate ? static_cast<unsigned long long>(r)
+                                 : static_cast<unsigned long long>(gpus_.size() + v);
       queue.push({through, key, v});
     }
   }
@@ -113,13 +134,18 @@ private:
   std::vector<topologies::FabricVertex> gpus_;
   std::vector<long long> rank_of_;
   std::vector<double> cost_;
-  std::vector<double> edge_cost_;
+  std::vector<double> min_link_; // per vertex: its cheapest link
   std::vector<size_t> out_begin_;
   std::vector<topologies::FabricVertex> out_target_;
   std::vector<double> out_cost_;
-  std::vector<std::vector<std::pair<double, long long>>> leaves_; // per vertex: (link cost, rank)
-  std::vector<size_t> cursor_;                                     // per vertex: first leaf maybe unvisited
+  std::vector<size_t> inner_begin_;
+  std::vector<topologies::FabricVertex> inner_target_;
+  std::vector<double> inner_cost_;
+  std::vector<double> inner_reach_; // per vertex: least cost onward through one of its inner GPUs
+  std::vector<std::vector<std::pair<double, long long>>> gpu_links_; // per vertex: (link cost, rank)
+  std::vector<size_t> cursor_;                                        // per vertex: first maybe unvisited
   std::vector<topologies::FabricVertex> touched_;
+  double best_ = kUnreached; // least cost of an unvisited GPU offered in this search
 };
 
 } // namespace
@@ -191,14 +217,18 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
   std::vector<std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>>> requests(
       candidates.size());
   std::vector<std::pair<topologies::FabricVertex, topologies::FabricVertex>> all;
-  for (size_t k = 1; k < candidates.size(); ++k)
+  for (size_t k = 1; k < candidates.size(); ++k) {
     requests[k] = route_requests(candidates[k].second, graph);
+    all.insert(all.end(), requests[k].begin(), requests[k].end());
+  }
+  // The other candidates' routes in one batch (a destination searched for one batch is forgotten by
+  // the next), while the ring order is still being found: at 131,072 GPUs each takes about 12 s.
+  // The ring's own requests then go to its near neighbours, cheap to search again.
+  routes.prepare(all);
+  all = {};
   candidates[0].second = ring.get();
   requests[0] = route_requests(candidates[0].second, graph);
-  for (const auto& r : requests)
-    all.insert(all.end(), r.begin(), r.end());
-  routes.prepare(all); // in one batch: a destination searched for one batch is forgotten by the next
-  all = {};
+  routes.prepare(requests[0]);
   // The estimates only read the finder: the one with the most flows on a thread, the others here.
   std::vector<double> seconds(candidates.size());
   std::vector<topologies::FlatRoutes> found(candidates.size());
