@@ -121,7 +121,7 @@ RouteFinder::Search& RouteFinder::search_to(FabricVertex dst) {
   s.queue.clear();
   s.deferred.clear();
   set_cost(s, dst, 0.0);
-  s.queue[0.0].push_back(dst);
+  push(s, dst, 0.0, dst);
   return s;
 }
 
@@ -148,6 +148,16 @@ double RouteFinder::frontier(const Search& s) {
   return std::min(queued, waiting);
 }
 
+void RouteFinder::push(Search& s, FabricVertex v, double cost, FabricVertex origin) {
+  Bucket& b = s.queue[cost];
+  b.vertices.push_back(v);
+  b.least_link = std::min(b.least_link, v == origin ? min_link_[v] : min_core_link_[v]);
+}
+
+void RouteFinder::wait(Search& s, double reach, double cost, std::vector<FabricVertex>&& vertices) {
+  s.deferred[reach].push_back({cost, std::move(vertices)});
+}
+
 void RouteFinder::expand(Search& s, FabricVertex origin, FabricVertex u) {
   std::vector<double>& cost = s.cost;
   const double c = cost[u];
@@ -156,7 +166,7 @@ void RouteFinder::expand(Search& s, FabricVertex origin, FabricVertex u) {
     const double through = c + out_cost_[k];
     if (through < cost[w] && !same_route_cost(through, cost[w])) {
       set_cost(s, w, through);
-      s.queue[through].push_back(w);
+      push(s, w, through, origin);
     }
   };
   if (u == origin) { // the search's start reaches its neighbours, pendant or not
@@ -169,27 +179,47 @@ void RouteFinder::expand(Search& s, FabricVertex origin, FabricVertex u) {
 }
 
 void RouteFinder::pop_next(Search& s, FabricVertex origin, double radius) {
-  // Waiting vertices first on a tie: a plain search would have expanded them before this bucket.
-  const bool waiting = !s.deferred.empty() && (s.queue.empty() || s.deferred.begin()->first <= s.queue.begin()->first);
-  auto& from = waiting ? s.deferred : s.queue;
-  auto first = from.begin();
-  const double c = first->first;
-  std::vector<FabricVertex> bucket = std::move(first->second);
-  from.erase(first);
-  sort_vertices(bucket);
-  for (const FabricVertex u : bucket) {
-    if (waiting) {
-      expand(s, origin, u);
-      continue;
+  auto due = [&](double reach) { return reach < radius && !same_route_cost(reach, radius); };
+  // Expands the vertices of one cost whose cheapest link reaches below the radius, in vertex order;
+  // the others wait, each keyed by its own reach. Entries whose cost fell since are skipped.
+  auto settle_cost = [&](double c, std::vector<FabricVertex>& vertices) {
+    sort_vertices(vertices);
+    std::map<double, std::vector<FabricVertex>> later;
+    for (const FabricVertex u : vertices) {
+      if (c > s.cost[u])
+        continue; // found cheaper since
+      const double reach = c + (u == origin ? min_link_[u] : min_core_link_[u]);
+      if (due(reach))
+        expand(s, origin, u);
+      else if (reach != kUnreachable)
+        later[reach].push_back(u);
     }
-    if (c > s.cost[u])
-      continue; // found cheaper since
-    const double reach = c + (u == origin ? min_link_[u] : min_core_link_[u]);
-    if (reach < radius && !same_route_cost(reach, radius))
-      expand(s, origin, u);
-    else if (reach != kUnreachable)
-      s.deferred[reach].push_back(u); // its cost is final; its links wait for a farther radius
+    for (auto& [reach, list] : later)
+      wait(s, reach, c, std::move(list));
+  };
+  // Waiting vertices first on a tie: a plain search would have expanded them before this bucket.
+  if (!s.deferred.empty() && (s.queue.empty() || s.deferred.begin()->first <= s.queue.begin()->first)) {
+    std::vector<Waiting> groups = std::move(s.deferred.begin()->second);
+    s.deferred.erase(s.deferred.begin());
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const Waiting& a, const Waiting& b) { return a.cost < b.cost; });
+    for (Waiting& g : groups)
+      settle_cost(g.cost, g.vertices);
+    return;
   }
+  auto first = s.queue.begin();
+  const double c = first->first;
+  Bucket bucket = std::move(first->second);
+  s.queue.erase(first);
+  if (bucket.least_link == kUnreachable)
+    return; // none of its vertices has a link onward
+  if (!due(c + bucket.least_link)) {
+    // None of them can reach below the radius: the bucket waits whole, untouched (a fat-tree's
+    // leaves, 4,096 at 131,072 GPUs, once in every search that gets past the spines).
+    wait(s, c + bucket.least_link, c, std::move(bucket.vertices));
+    return;
+  }
+  settle_cost(c, bucket.vertices);
 }
 
 void RouteFinder::probe_fill(Search& s, FabricVertex probe) {
@@ -203,7 +233,7 @@ void RouteFinder::probe_fill(Search& s, FabricVertex probe) {
     const double through = s.cost[n] + out_cost_[k];
     if (through < s.cost[probe] && !same_route_cost(through, s.cost[probe])) {
       set_cost(s, probe, through);
-      s.queue[through].push_back(probe);
+      push(s, probe, through, kNoProbe);
     }
   }
 }

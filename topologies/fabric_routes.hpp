@@ -96,11 +96,19 @@ private:
   // asked for waits in `deferred`, keyed by that reach, final but not expanded: a fat-tree's leaf
   // search that needs one far GPU's cost expands that GPU's leaf's link, not every leaf's links to
   // every GPU of the fabric (which made `topo` quadratic: 60 s at 131,072 GPUs).
+  struct Bucket {
+    std::vector<FabricVertex> vertices;
+    double least_link = std::numeric_limits<double>::infinity(); // its vertices' cheapest onward link
+  };
+  struct Waiting { // popped vertices of one cost, final, whose links are not relaxed yet
+    double cost;
+    std::vector<FabricVertex> vertices;
+  };
   struct Search {
     std::vector<double> cost;
-    std::map<double, std::vector<FabricVertex>> queue;
-    std::map<double, std::vector<FabricVertex>> deferred;
-    std::vector<FabricVertex> touched; // vertices whose cost is set: what a reuse resets
+    std::map<double, Bucket> queue;
+    std::map<double, std::vector<Waiting>> deferred; // by the least cost their links could reach
+    std::vector<FabricVertex> touched;                // vertices whose cost is set: what a reuse resets
   };
   Search& search_to(FabricVertex dst);
   void sort_vertices(std::vector<FabricVertex>& bucket);
@@ -112,6 +120,10 @@ private:
   // The least cost in the queue or among the waiting vertices (infinite when both are empty):
   // every vertex with a cost at most this is final.
   static double frontier(const Search& s);
+  // Queues v at `cost` (its onward links: all from the origin, else those to non-pendants).
+  void push(Search& s, FabricVertex v, double cost, FabricVertex origin);
+  // Keeps popped vertices of one cost waiting until a radius beyond `reach`.
+  static void wait(Search& s, double reach, double cost, std::vector<FabricVertex>&& vertices);
   // Relaxes u's links (all of them from the search's origin, else those to non-pendants).
   void expand(Search& s, FabricVertex origin, FabricVertex u);
   // Pops the nearest bucket, waiting or queued: expands its vertices whose cheapest link reaches
