@@ -226,6 +226,8 @@ void RouteFinder::probe_fill(Search& s, FabricVertex probe) {
   // The probe's cost through neighbours whose costs are final (at most the frontier): what relaxing
   // their links would give, without expanding them, nor the rest of their bucket.
   const double f = frontier(s);
+  if (s.cost[probe] <= f)
+    return; // final already (a star's switch, next to every source, need not scan its N links)
   for (size_t k = out_begin_[probe]; k < out_begin_[probe + 1]; ++k) {
     const FabricVertex n = out_target_[k];
     if (s.cost[n] > f)

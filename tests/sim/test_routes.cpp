@@ -132,7 +132,7 @@ size_t routes_unlike_reference(const topologies::FabricGraph& graph) {
 TEST_CASE("routes equal the routing rule written plainly (Boost's Dijkstra), on every catalog fabric") {
   std::list<topologies::FabricGraph> graphs;
   for (const char* name : {"dgx-h100-ndr", "fat-tree-4to1", "dragonfly-example", "tpu-v4-torus", "gb200-nvl72",
-                           "seed-ib"}) {
+                           "seed-ib", "fat-tree-2to1", "dgx-a100-hdr"}) {
     INFO(name);
     const topologies::FabricGraph& graph = catalog_graph(graphs, name, std::string(name) == "gb200-nvl72" ? 72 : 128);
     CHECK(routes_unlike_reference(graph) == 0);
