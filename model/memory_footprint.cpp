@@ -57,14 +57,16 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   const double t = double(layout.tensor), d = double(arch.hidden);
   const bool sp = layout.sequence_parallel;
   double params = 0, activations = 0;
+  double expert_params = 0; // the routed experts this GPU holds (in `params` too)
   for (long long chunk = 0; chunk < layout.virtual_stages; ++chunk) {
     const LayerRange range = chunk_layers(layout, stage, chunk);
     for (long long l = range.first; l < range.last; ++l) {
       double ffn = seed ? 0.0 : (is_moe_layer(arch, l) ? counts.moe_ffn : counts.dense_ffn);
-      if (!seed && is_moe_layer(arch, l) && layout.expert > 1) { // EP holds experts / E of the routed experts
+      if (!seed && is_moe_layer(arch, l)) { // EP holds experts / E of the routed experts
         const double router = d * double(arch.moe.experts);
         const double per_expert = (counts.moe_ffn - router) / double(arch.moe.experts + arch.moe.shared_experts);
         ffn -= per_expert * double(arch.moe.experts) * (1.0 - 1.0 / double(layout.expert));
+        expert_params += per_expert * double(arch.moe.experts) / double(layout.expert);
       }
       params += seed ? params_per_layer(arch.hidden) : counts.attention + counts.norms_per_layer + ffn;
       // Bytes per token stored by the whole layer, then this GPU's share of them.
@@ -87,7 +89,20 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   TrainingPlan sharded = plan;
   if (sharded.sharding != Sharding::None) // ZeRO-1 over the replicas: the distributed optimizer
     sharded.sharding = Sharding::Zero1;
-  return footprint_of(params / t, activations, gpu, sharded, layout.data);
+  // Megatron-Core's distributed optimizer shards a dense parameter's state over the data-parallel
+  // group with context parallelism (DP x CP ranks hold the same weights: dp_cp_group), a routed
+  // expert's over the expert-data-parallel group (the DP x CP / EP ranks holding that expert:
+  // expt_dp_group) (megatron/core/optimizer/__init__.py: dense and expert parameter groups each
+  // get their own distributed optimizer over those groups).
+  const long long dense_replicas = layout.data * layout.context;
+  const long long expert_replicas = std::max(1LL, dense_replicas / std::max(1LL, layout.expert));
+  MemoryFootprint f = footprint_of((params - expert_params) / t, activations, gpu, sharded, dense_replicas);
+  const MemoryFootprint experts = footprint_of(expert_params / t, 0.0, gpu, sharded, expert_replicas);
+  f.weight_bytes += experts.weight_bytes;
+  f.gradient_bytes += experts.gradient_bytes;
+  f.optimizer_bytes += experts.optimizer_bytes;
+  f.total_bytes += experts.total_bytes;
+  return f;
 }
 
 std::string MemoryFootprint::describe() const {

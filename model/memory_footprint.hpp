@@ -38,7 +38,8 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
 
 // One GPU of pipeline stage `stage` under tensor and pipeline parallelism: the stage's parameters / t
 // (its layers; the embeddings on the first stage, an untied LM head on the last), optimizer state
-// sharded over the data-parallel replicas with zero1; activations per Korthikanti et al. 2022 with
+// sharded with zero1 as Megatron-Core's distributed optimizer shards it (dense parameters over DP x CP,
+// routed experts over DP x CP / EP); activations per Korthikanti et al. 2022 with
 // TP (Table 2: 10 of the 34 bytes per token and d stay whole on every GPU of the group without
 // sequence parallelism, all divide by t with it; a fully recomputed layer keeps its input, divided by
 // t only with sequence parallelism), for the `in_flight` (micro-batch, chunk) pairs the stage's

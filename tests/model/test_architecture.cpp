@@ -3,6 +3,11 @@
 // (total vs active), every catalog entry's published parameter count within 0.5%, Korthikanti et
 // al. 2022's activation memory per layer, and the recompute conventions.
 #include "model/architecture.hpp"
+#include "model/architecture_cost.hpp"
+#include "model/gpu_catalog.hpp"
+#include "model/memory_footprint.hpp"
+#include "model/parallel_layout.hpp"
+#include "model/training_plan.hpp"
 #include "model/input_error.hpp"
 #include "model/model_catalog.hpp"
 #include "model/transformer.hpp"
@@ -184,4 +189,40 @@ TEST_CASE("architecture: inconsistent descriptions are refused at their key") {
   const auto bigger = parse("{hidden: 8192, heads: 64, layers: 80, ffn_hidden: 28672}");
   CHECK(within(model::count_params(bigger).total, 70.6e9, 0.005));
   CHECK(bigger.published_params == 0);
+}
+
+TEST_CASE("distributed optimizer: dense state over DP x CP, a routed expert's over DP x CP / EP") {
+  // Megatron-Core's distributed optimizer: dense parameters' fp32 master weights, m and v (12 bytes per
+  // parameter) sharded over dp_cp_group, routed experts' over expt_dp_group. Per GPU that is 12 P /
+  // (DP x CP) whatever EP is: each expert's state spreads over the DP x CP / EP ranks that hold it.
+  const model::GpuSpec& gpu = *model::GpuCatalog::builtin().find("H100-SXM");
+  const model::TrafficConstants traffic{};
+  model::TrainingPlan plan;
+  plan.sharding = model::Sharding::Zero1;
+  plan.activation_recompute = true;
+
+  const model::ArchitectureSpec& llama = catalog("llama3-8b");
+  const double p = model::count_params(llama).total;
+  model::ParallelLayout cp2;
+  cp2.context = 2;
+  cp2.data = 4; // 8 GPUs
+  cp2.stage_layers = {llama.layers};
+  const auto dense = model::stage_footprint(llama, cp2, 0, 1, 4096, gpu, traffic, plan);
+  CHECK(dense.optimizer_bytes == Approx(12.0 * p / 8.0).epsilon(1e-12));
+  CHECK(dense.weight_bytes == Approx(2.0 * p).epsilon(1e-12));
+  CHECK(dense.gradient_bytes == Approx(2.0 * p).epsilon(1e-12));
+
+  const model::ArchitectureSpec& mixtral = catalog("mixtral-8x7b");
+  const double total = model::count_params(mixtral).total;
+  const double routed = 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0; // layers x experts x SwiGLU's 3 d x f matrices
+  model::ParallelLayout ep4;
+  ep4.context = 2;
+  ep4.expert = 4;
+  ep4.data = 8; // 16 GPUs
+  ep4.stage_layers = {mixtral.layers};
+  const auto moe = model::stage_footprint(mixtral, ep4, 0, 1, 4096, gpu, traffic, plan);
+  CHECK(moe.weight_bytes == Approx(2.0 * (total - routed + routed / 4.0)).epsilon(1e-12));
+  CHECK(moe.optimizer_bytes == Approx(12.0 * total / 16.0).epsilon(1e-12));
+  // Sharded over DP only, as before, the experts' state would have been 12 x routed / 4 / 8: half this.
+  CHECK(moe.optimizer_bytes > 12.0 * (total - routed + routed / 4.0) / 8.0 * 1.5);
 }
