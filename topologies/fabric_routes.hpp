@@ -116,6 +116,10 @@ private:
   // Per vertex, its cheapest link, and its cheapest to a vertex other than a pendant.
   std::vector<double> min_link_;
   std::vector<double> min_core_link_;
+  // What v's expansion relaxes starts with this link: all of the origin's links, else the core ones.
+  double onward_link(FabricVertex v, FabricVertex origin) const {
+    return v == origin ? min_link_[v] : min_core_link_[v];
+  }
   static constexpr FabricVertex kNoProbe = ~FabricVertex(0);
   // The least cost in the queue or among the waiting vertices (infinite when both are empty):
   // every vertex with a cost at most this is final.
