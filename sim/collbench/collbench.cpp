@@ -1,5 +1,6 @@
 #include "collbench.hpp"
 
+#include "collectives/all_to_all.hpp"
 #include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
 #include "collectives/estimate.hpp"
@@ -55,44 +56,17 @@ Schedule one_round(const std::string& algorithm, collectives::Round round) {
   return Schedule{algorithm, {std::move(round)}};
 }
 
-// All-to-all as NCCL runs it on servers whose GPUs each have a NIC (rails): with PXN, a message to
-// GPU (t, j) of another server leaves through the NIC of the sender's server-mate of local rank j
-// (an NVLink hop to it, then its rail to (t, j)), so every message crosses the network on the
-// destination's rail; the relay forwards while it receives (NCCL's proxy pipelines), so both hops
-// are one round. Without per-GPU NICs, or on a star or torus: each message over its own route.
+// All-to-all as NCCL runs it (collectives/all_to_all.hpp): every pair's message at once, with PXN on
+// servers whose GPUs each have a NIC; the relay forwards while it receives, so both hops are one round.
 collectives::Round all_to_all_round(const CollbenchSpec& spec, const std::vector<collectives::GpuPlace>& places) {
   const long long n = static_cast<long long>(places.size());
-  const double share = 1.0 / double(n);
-  collectives::Round r{"all-to-all", {}, 0};
-  const bool pxn = spec.fabric.kind == "cluster" && spec.fabric.cluster.nic_per_gpu && spec.fabric.cluster.gpus_per_node > 1;
-  if (!pxn) {
-    for (long long src = 0; src < n; ++src)
-      for (long long dst = 0; dst < n; ++dst)
-        if (src != dst)
-          r.flows.push_back({src, dst, share});
-    return r;
-  }
-  std::map<std::pair<long long, long long>, long long> rank_at; // (server, local) -> rank
+  std::vector<long long> ranks(static_cast<size_t>(n));
   for (long long rank = 0; rank < n; ++rank)
-    rank_at[{places[size_t(rank)].server, places[size_t(rank)].local}] = rank;
-  std::map<std::pair<long long, long long>, double> bytes; // messages between a pair travel as one flow
-  for (long long src = 0; src < n; ++src)
-    for (long long dst = 0; dst < n; ++dst) {
-      if (src == dst)
-        continue;
-      const auto& a = places[size_t(src)];
-      const auto& b = places[size_t(dst)];
-      const auto relay = rank_at.find({a.server, b.local});
-      if (a.server == b.server || relay == rank_at.end() || relay->second == src) {
-        bytes[{src, dst}] += share;
-        continue;
-      }
-      bytes[{src, relay->second}] += share; // NVLink to the rail-matched GPU
-      bytes[{relay->second, dst}] += share; // its NIC, the destination's rail
-    }
-  for (const auto& [pair, b] : bytes)
-    r.flows.push_back({pair.first, pair.second, b});
-  return r;
+    ranks[size_t(rank)] = rank;
+  return collectives::Round{"all-to-all",
+                            collectives::all_to_all_flows(ranks, places, collectives::pxn_applies(spec.fabric),
+                                                          1.0 / double(n)),
+                            0};
 }
 
 std::vector<Schedule> unit_schedules(const CollbenchSpec& spec, const topologies::FabricGraph& graph,

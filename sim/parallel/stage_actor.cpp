@@ -157,54 +157,55 @@ PhaseCost StageActor::with_expert_load(const LayerWork& w, const PhaseCost& phas
   return p;
 }
 
-void StageActor::expert_all_to_all(const PhaseContext& where, double count) const {
-  const std::vector<long long>& peers = job_.ep_peers[size_t(group_)];
-  if (peers.empty())
+void StageActor::expert_gate(long long key) const {
+  StageJob::EpBlock& block = job_.ep_blocks[size_t(job_.ep_block[size_t(group_)])];
+  StageJob::EpGate& gate = block.gates[key];
+  if (++gate.arrived < static_cast<int>(block.groups.size())) {
+    gate.waiting.push_back(group_);
+    job_.ep_wake[size_t(group_)]->acquire();
     return;
+  }
+  for (long long g : gate.waiting) // the last to arrive opens the gate
+    job_.ep_wake[size_t(g)]->release();
+  block.gates.erase(key);
+}
+
+void StageActor::expert_all_to_all(const PhaseContext& where, double count) const {
+  const long long b = job_.ep_block[size_t(group_)];
+  if (b < 0)
+    return;
+  const StageJob::EpBlock& block = job_.ep_blocks[size_t(b)];
   const long long key = all_to_alls_++;
   const double t_start = sg4::Engine::get_clock();
-  // Rendezvous: every member of the block present before the exchange, every share in before the end.
-  for (long long p : peers)
-    job_.ep_ready[size_t(p)].at(key)->release();
-  for (size_t i = 0; i < peers.size(); ++i)
-    job_.ep_ready[size_t(group_)].at(key)->acquire();
-  job_.ep_ready[size_t(group_)].ready.erase(key);
+  expert_gate(2 * key); // every group of the block present before the exchange
   const double t_all_in = sg4::Engine::get_clock(); // before: waiting for the block's last member
-  const std::vector<long long>& from = job_.members[size_t(group_)];
-  const double e = double(peers.size() + 1);
-  const double bytes = count * job_.ep_message_bytes / e; // to each peer, per TP rank
+  // A message's bytes: a GPU's tokens for one peer, the `count` all-to-alls of the pass as one.
+  const double unit_bytes = count * job_.ep_message_bytes / double(job_.scenario.layout.expert);
   std::vector<sg4::CommPtr> comms;
-  for (long long peer : peers)
-    post_flows(job_, from, job_.members[size_t(peer)], bytes, comms);
+  for (const StageJob::EpFlow& f : job_.ep_posts[size_t(group_)])
+    comms.push_back(sg4::Comm::sendto_async(host_of(job_, f.src), host_of(job_, f.dst),
+                                            uint64_t(std::ceil(f.units * unit_bytes))));
   sg4::Comm::wait_all(comms);
-  for (long long p : peers)
-    job_.ep_received[size_t(p)].at(key)->release();
-  for (size_t i = 0; i < peers.size(); ++i)
-    job_.ep_received[size_t(group_)].at(key)->acquire();
-  job_.ep_received[size_t(group_)].ready.erase(key);
+  expert_gate(2 * key + 1); // every flow of the block in
   // The `count` all-to-alls went as one flow per pair: the others' latencies after it.
-  const double extra_s =
-      (count - 1.0) * job_.ep_latency_s[size_t(group_)] + count * job_.scenario.fabric.message_latency_s;
+  const double extra_s = (count - 1.0) * block.latency_s + count * job_.scenario.fabric.message_latency_s;
   if (extra_s > 0)
     sg4::this_actor::sleep_for(extra_s);
   const double t_end = sg4::Engine::get_clock();
-  const double sent = bytes * double(peers.size());
-  for (size_t i = 0; i < from.size(); ++i) {
-    double joules = 0;
-    for (size_t p = 0; p < peers.size(); ++p)
-      joules += bytes * job_.ep_routes[size_t(group_)][p][i].j_per_byte;
-    job_.recorder.record_parallel(from[i], where, trace::TracePhase::ExpertComm, t_start, t_end, sent, sent, joules,
-                                  static_cast<long long>(peers.size()));
-    job_.recorder.record_sync_wait(from[i], trace::TracePhase::ExpertComm, t_all_in - t_start);
+  const std::vector<long long>& members = job_.members[size_t(group_)];
+  for (size_t i = 0; i < members.size(); ++i) {
+    const StageJob::EpTotals& t = job_.ep_totals[size_t(group_)][i];
+    job_.recorder.record_parallel(members[i], where, trace::TracePhase::ExpertComm, t_start, t_end,
+                                  t.sent_units * unit_bytes, t.received_units * unit_bytes,
+                                  t.joules_per_unit * unit_bytes, t.legs);
+    job_.recorder.record_sync_wait(members[i], trace::TracePhase::ExpertComm, t_all_in - t_start);
   }
-  if (job_.recorder.tracing()) {
-    const long long block = std::min(group_, *std::min_element(peers.begin(), peers.end()));
-    const int64_t id = job_.recorder.collective_id(trace::TracePhase::ExpertComm, block, key);
-    for (size_t p = 0; p < peers.size(); ++p)
-      for (size_t i = 0; i < from.size(); ++i)
-        job_.recorder.record_message({int32_t(from[i]), int32_t(job_.members[size_t(peers[p])][i]), bytes, t_all_in,
-                                      t_end, id, trace::TracePhase::ExpertComm},
-                                     job_.ep_routes[size_t(group_)][p][i].links);
+  if (job_.recorder.tracing() && job_.ep_rank[size_t(group_)] == 0) { // the block's legs, once
+    const int64_t id = job_.recorder.collective_id(trace::TracePhase::ExpertComm, group_, key);
+    for (const StageJob::EpFlow& f : block.legs)
+      job_.recorder.record_message({int32_t(f.src), int32_t(f.dst), f.units * unit_bytes, t_all_in, t_end, id,
+                                    trace::TracePhase::ExpertComm},
+                                   f.route.links);
   }
 }
 

@@ -50,6 +50,8 @@ private:
   // An MoE layer's `count` all-to-alls over the expert-parallel group (dispatch and combine, forward
   // and backward): every TP rank sends 1 / E of its routed tokens to each other member at once.
   void expert_all_to_all(const PhaseContext& where, double count) const;
+  // Waits until every group of this group's expert-parallel block has arrived at gate `key`.
+  void expert_gate(long long key) const;
   // A layer's phase on this GPU: an MoE layer's routed-expert share scaled by the load this GPU's
   // experts get (the hot expert on expert-parallel rank 0).
   PhaseCost with_expert_load(const LayerWork& w, const PhaseCost& phase) const;

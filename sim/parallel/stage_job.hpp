@@ -109,13 +109,33 @@ struct StageJob {
   // alike (latency, bottleneck). Then one flow stands for the ring's t flows and takes exactly their
   // time (CM02, no cross-traffic): one SimGrid activity instead of t.
   std::vector<bool> tp_ring_private;
-  // Expert parallelism: per group, the other groups of its expert-parallel block (replicas
-  // e E .. e E + E - 1 of its stage), its index in the block, and per peer and TP rank the route.
-  std::vector<std::vector<long long>> ep_peers;
-  std::vector<long long> ep_rank;
-  std::vector<std::vector<std::vector<RouteFigures>>> ep_routes;
-  std::vector<double> ep_latency_s; // the longest of a group's all-to-all routes
-  std::vector<Board> ep_ready, ep_received;
+  // Expert parallelism (expert_exchange.hpp): blocks of E groups of a stage (replicas b E .. b E + E - 1),
+  // each a communicator per TP rank. A flow in units of one message (a GPU's bytes to one peer).
+  struct EpFlow {
+    long long src = 0, dst = 0;
+    double units = 0;
+    RouteFigures route;
+  };
+  struct EpGate { // a barrier of the block's groups: how many arrived, who waits
+    int arrived = 0;
+    std::vector<long long> waiting;
+  };
+  struct EpBlock {
+    std::vector<long long> groups;
+    std::vector<EpFlow> legs; // the all-to-all's flows as NCCL sends them (PXN), for the trace
+    bool stand_ins = false;   // whether the actors post stand-ins instead of the legs
+    double latency_s = 0;     // the longest leg's route
+    std::unordered_map<long long, EpGate> gates;
+  };
+  struct EpTotals { // one GPU's part of one all-to-all, in units
+    double sent_units = 0, received_units = 0, joules_per_unit = 0;
+    long long legs = 0;
+  };
+  std::vector<EpBlock> ep_blocks;
+  std::vector<long long> ep_block, ep_rank;          // per group: its block (-1: none), its index in it
+  std::vector<std::vector<EpFlow>> ep_posts;         // per group: the flows its actor posts
+  std::vector<std::vector<EpTotals>> ep_totals;      // per group, per member
+  std::vector<simgrid::s4u::SemaphorePtr> ep_wake;   // per group: released at the gate it waits at
   double ep_message_bytes = 0; // one all-to-all's tokens x top_k x d x 2 B per GPU, before the split
   // Context parallelism: per group and TP rank the route to the next context rank (same replica),
   // the ring's handshakes, and a layer's keys and values on one GPU (its tokens, its heads).

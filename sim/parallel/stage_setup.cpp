@@ -1,5 +1,6 @@
 #include "stage_setup.hpp"
 
+#include "expert_exchange.hpp"
 #include "stage_actor.hpp"
 
 #include "collectives/channels.hpp"
@@ -59,14 +60,9 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
           ring_destinations[f.src].push_back(f.dst);
   for (long long stage = 0; stage < l.pipeline; ++stage)
     for (long long slot = 0; slot < slots; ++slot) {
-      const long long replica = slot / l.context, context = slot % l.context;
       const auto mine = group_members(l, stage, slot);
       const auto next_stage = group_members(l, (stage + 1) % l.pipeline, slot);
       const auto next_context = group_members(l, stage, next_context_slot(l, slot));
-      std::vector<std::vector<long long>> expert_peers; // the other members of the expert-parallel block
-      for (long long j = 0; l.expert > 1 && j < l.expert; ++j)
-        if (const long long peer_replica = replica / l.expert * l.expert + j; peer_replica != replica)
-          expert_peers.push_back(group_members(l, stage, slot_of(l, peer_replica, context)));
       if (l.tensor > 1)
         for (const collectives::RingFlow& f : collectives::channel_ring_flows(mine, places, s.channels))
           pairs.emplace_back(f.src, f.dst);
@@ -80,10 +76,10 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
             pairs.emplace_back(mine[i], dst);
         if (l.context > 1)
           pairs.emplace_back(mine[i], next_context[i]);
-        for (const auto& peer : expert_peers)
-          pairs.emplace_back(mine[i], peer[i]);
       }
     }
+  const auto expert = expert_exchange_pairs(s, places);
+  pairs.insert(pairs.end(), expert.begin(), expert.end());
   // By destination: the route finder searches from each destination once (it keeps a few hundred
   // searches), instead of once per pair kind when a destination's pairs lie far apart.
   std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -214,35 +210,14 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
         count(routes);
       }
   }
-  // Expert-parallel blocks: replicas b E .. b E + E - 1 of a stage.
-  job->ep_peers.assign(groups, {});
-  job->ep_rank.assign(groups, 0);
-  job->ep_routes.assign(groups, {});
-  job->ep_latency_s.assign(groups, 0.0);
-  job->ep_ready.resize(groups);
-  job->ep_received.resize(groups);
-  if (l.expert > 1) {
-    const model::ArchitectureSpec arch = architecture_of(s);
-    job->ep_message_bytes =
-        tokens / double(l.tensor) * double(arch.moe.top_k) * double(s.shape.hidden) * kActivationBytesPerValue;
-    for (size_t g = 0; g < groups; ++g) {
-      const long long stage = job->group_stage[g], slot = job->group_replica[g];
-      const long long replica = slot / l.context, block = replica / l.expert;
-      job->ep_rank[g] = replica % l.expert;
-      for (long long j = 0; j < l.expert; ++j) {
-        const long long peer = job->group_of(stage, slot_of(l, block * l.expert + j, slot % l.context));
-        if (peer == static_cast<long long>(g))
-          continue;
-        job->ep_peers[g].push_back(peer);
-        std::vector<RouteFigures> routes;
-        for (size_t i = 0; i < job->members[g].size(); ++i) {
-          routes.push_back(route(job->members[g][i], job->members[size_t(peer)][i]));
-          job->ep_latency_s[g] = std::max(job->ep_latency_s[g], routes.back().latency_s);
-        }
-        count(routes);
-        job->ep_routes[g].push_back(std::move(routes));
-      }
-    }
+  // Expert-parallel blocks (expert_exchange.hpp): a layer pass merges 2 all-to-alls (forward) or 2
+  // or 4 (backward, with the recomputed forward's).
+  plan_expert_exchange(*job, places, route, {2.0, 4.0});
+  for (const StageJob::EpBlock& block : job->ep_blocks) {
+    std::vector<RouteFigures> routes;
+    for (const StageJob::EpFlow& f : block.legs)
+      routes.push_back(f.route);
+    count(routes);
   }
   job->tp_ring_private.assign(groups, false);
   for (size_t g = 0; g < groups; ++g) {
