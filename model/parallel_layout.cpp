@@ -1,5 +1,9 @@
 #include "parallel_layout.hpp"
 
+#include <cctype>
+#include <stdexcept>
+#include <string>
+
 namespace memwall::model {
 
 const char* axis_name(Axis axis) {
@@ -89,10 +93,101 @@ long long first_layer_of_stage(const ParallelLayout& layout, long long stage) {
 LayerRange chunk_layers(const ParallelLayout& layout, long long stage, long long chunk) {
   const long long p = layout.pipeline, v = layout.virtual_stages;
   const long long target = chunk * p + stage;
+  if (!layout.virtual_layers.empty()) {
+    long long first = 0;
+    for (long long piece = 0; piece < target; ++piece)
+      first += layout.virtual_layers[size_t(piece)];
+    return {first, first + layout.virtual_layers[size_t(target)]};
+  }
   long long first = 0;
   for (long long piece = 0; piece < target; ++piece)
     first += layout.stage_layers[size_t(piece % p)] / v;
   return {first, first + layout.stage_layers[size_t(stage)] / v};
+}
+
+namespace {
+
+// "x*n" and "(...)*n" written out, innermost first.
+std::string expand_repeats(std::string text) {
+  auto count_at = [&](size_t& i) {
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+      ++j;
+    if (j == i || j - i > 4)
+      throw std::invalid_argument("a repeat '*' needs a count of 1 to 4 digits");
+    const long long n = std::stoll(text.substr(i, j - i));
+    i = j;
+    return n;
+  };
+  for (size_t star = text.find('*'); star != std::string::npos; star = text.find('*')) {
+    size_t begin = star, end = star + 1;
+    std::string unit;
+    if (star > 0 && text[star - 1] == ')') {
+      const size_t open = text.rfind('(', star - 1);
+      if (open == std::string::npos)
+        throw std::invalid_argument("a ')' without its '('");
+      unit = text.substr(open + 1, star - 2 - open);
+      begin = open;
+    } else if (star > 0) {
+      unit = text.substr(star - 1, 1);
+      begin = star - 1;
+    } else {
+      throw std::invalid_argument("a '*' with nothing before it to repeat");
+    }
+    const long long n = count_at(end);
+    std::string repeated;
+    for (long long k = 0; k < n; ++k) {
+      repeated += unit;
+      if (repeated.size() > 100000)
+        throw std::invalid_argument("the layout written out exceeds 100,000 characters");
+    }
+    text = text.substr(0, begin) + repeated + text.substr(end);
+  }
+  if (text.find_first_of("()") != std::string::npos)
+    throw std::invalid_argument("a '(' or ')' without a '*n' repeat after it");
+  return text;
+}
+
+} // namespace
+
+PipelineLayoutText parse_pipeline_layout(const std::string& text) {
+  std::string flat;
+  for (char ch : text)
+    if (ch != ' ' && ch != ',')
+      flat += ch;
+  flat = expand_repeats(flat);
+  PipelineLayoutText out;
+  std::vector<std::string> stages(1);
+  for (char ch : flat) {
+    if (ch == '|')
+      stages.emplace_back();
+    else
+      stages.back().push_back(ch);
+  }
+  for (size_t k = 0; k < stages.size(); ++k) {
+    long long layers = 0;
+    for (size_t i = 0; i < stages[k].size(); ++i) {
+      const char ch = stages[k][i];
+      if (ch == 't') {
+        ++layers;
+      } else if (ch == 'E') {
+        if (k != 0 || i != 0)
+          throw std::invalid_argument("'E' (the embedding) may only open the first virtual stage");
+        out.embedding = true;
+      } else if (ch == 'L') {
+        if (k + 1 != stages.size() || i + 1 != stages[k].size())
+          throw std::invalid_argument("'L' (the loss) may only close the last virtual stage");
+        out.loss = true;
+      } else if (ch == 'm') {
+        throw std::invalid_argument("'m' (a multi-token prediction layer) is not modelled");
+      } else {
+        throw std::invalid_argument(std::string("unknown layer symbol '") + ch +
+                                    "' (expected E, t, L, '|', '*n' and parentheses)");
+      }
+    }
+    out.virtual_layers.push_back(layers);
+  }
+  return out;
 }
 
 } // namespace memwall::model

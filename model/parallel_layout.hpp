@@ -24,6 +24,12 @@ struct ParallelLayout {
   long long pipeline = 1;
   std::vector<long long> stage_layers; // per pipeline stage; sums to the model's layers
   long long virtual_stages = 1;        // model chunks per stage (> 1: interleaved 1F1B)
+  // Layers per virtual stage, chunk c of stage s at c x pipeline + s (Megatron-Core's
+  // pipeline_model_parallel_layout); empty: each stage's layers split evenly over its chunks.
+  std::vector<long long> virtual_layers;
+  // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
+  // the default split counts the input embedding (first virtual stage) and the loss (last) as a layer.
+  bool account_for_embedding = false, account_for_loss = false;
   bool gpipe = false;                  // the GPipe schedule instead of 1F1B
   long long context = 1;
   long long expert = 1;
@@ -48,8 +54,9 @@ long long rank_of(const ParallelLayout& layout, const RankCoords& coords);
 // 126 layers over 16 stages: 7, 8 x 14, 7.
 std::vector<long long> default_stage_layers(long long layers, long long stages);
 
-// The first layer of each stage, and the layers `[first, last)` of a stage's chunk c: a stage's
-// layers split evenly over its v chunks (the layout check makes them divide).
+// The first layer of each stage, and the layers `[first, last)` of a stage's chunk c: as
+// virtual_layers lists them, or a stage's layers split evenly over its v chunks (the layout check
+// makes them divide).
 long long first_layer_of_stage(const ParallelLayout& layout, long long stage);
 struct LayerRange {
   long long first = 0, last = 0;
@@ -57,5 +64,15 @@ struct LayerRange {
 // Chunk c of stage s is virtual stage c p + s: with v chunks, the model's layers are cut into p v
 // pieces in order, stage s holding pieces s, p + s, 2 p + s, ...
 LayerRange chunk_layers(const ParallelLayout& layout, long long stage, long long chunk);
+
+// Megatron-Core's layout string (pipeline_model_parallel_layout) as layers per virtual stage: stages
+// separated by '|', 'E' the embedding (first stage only, first), 't' a transformer layer, 'L' the loss
+// (last stage only, last), "x*n" and "(...)*n" repeat; e.g. "Et|(tt|)*30L". Throws
+// std::invalid_argument naming what is wrong ('m', multi-token prediction, is not modelled).
+struct PipelineLayoutText {
+  std::vector<long long> virtual_layers;
+  bool embedding = false, loss = false; // whether E and L were written
+};
+PipelineLayoutText parse_pipeline_layout(const std::string& text);
 
 } // namespace memwall::model

@@ -44,6 +44,37 @@ void read_sequence_batch(const InputNode& batch, const Scenario& s, LayoutInputs
     batch.fail("a batch in sequences needs model.seq_len");
 }
 
+// Layers per virtual stage: a list of counts, or Megatron-Core's layout string, whose 'E' and 'L'
+// must stand where memwall puts the embedding and the loss (first and last virtual stage).
+std::vector<long long> read_pipeline_layout(const InputNode& node) {
+  std::vector<long long> layers;
+  if (node.is_sequence()) {
+    const auto items = node.elements();
+    if (items.empty() || items.size() > size_t(kMaxLayers))
+      node.fail("pipeline_layout lists layers per virtual stage: 1 to " + n(kMaxLayers) + " entries");
+    for (const auto& item : items) {
+      layers.push_back(item.as_non_negative_integer());
+      if (layers.back() > kMaxLayers)
+        item.fail("more than " + n(kMaxLayers) + " layers");
+    }
+    return layers;
+  }
+  const std::string text = node.as_string();
+  if (text.size() > 1000)
+    node.fail("a layout string of " + n(static_cast<long long>(text.size())) + " characters (at most 1,000)");
+  try {
+    const model::PipelineLayoutText parsed = model::parse_pipeline_layout(text);
+    if (!parsed.embedding || !parsed.loss)
+      node.fail("a layout string places the embedding ('E', first) and the loss ('L', last) explicitly");
+    if (parsed.virtual_layers.size() > size_t(kMaxLayers))
+      node.fail("more than " + n(kMaxLayers) + " virtual stages");
+    return parsed.virtual_layers;
+  } catch (const std::invalid_argument& e) {
+    node.fail(e.what());
+  }
+  return layers;
+}
+
 std::optional<LayoutProblem> problem(const char* key, std::string reason) {
   return LayoutProblem{key, std::move(reason)};
 }
@@ -103,7 +134,47 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
   if (l.pipeline > m.layers)
     return problem("parallelism.pipeline",
                    "pipeline " + n(l.pipeline) + " has more stages than the model's " + n(m.layers) + " layers");
-  if (!l.stage_layers.empty()) { // given
+  const long long pieces = l.pipeline * l.virtual_stages; // virtual stages
+  if (l.virtual_stages > 1) {
+    if (l.pipeline == 1)
+      return problem("parallelism.virtual_stages", "virtual stages interleave a pipeline: they need pipeline > 1");
+    if (l.gpipe)
+      return problem("parallelism.virtual_stages", "virtual stages run the interleaved 1F1B schedule, not gpipe");
+  }
+  const bool accounted = l.account_for_embedding || l.account_for_loss;
+  const char* accounted_key =
+      l.account_for_embedding ? "parallelism.account_for_embedding" : "parallelism.account_for_loss";
+  if (!l.virtual_layers.empty() && !l.stage_layers.empty())
+    return problem("parallelism.pipeline_layout", "give pipeline_layout or stage_layers, not both");
+  if (accounted && (!l.virtual_layers.empty() || !l.stage_layers.empty()))
+    return problem(accounted_key, "an explicit pipeline_layout or stage_layers places the embedding and the loss "
+                                  "itself: drop account_for_embedding / account_for_loss");
+  if (!l.virtual_layers.empty()) { // Megatron-Core's pipeline_model_parallel_layout
+    if (static_cast<long long>(l.virtual_layers.size()) != pieces)
+      return problem("parallelism.pipeline_layout",
+                     "pipeline_layout lists " + n(static_cast<long long>(l.virtual_layers.size())) +
+                         " virtual stages, pipeline " + n(l.pipeline) + " x virtual_stages " + n(l.virtual_stages) +
+                         " is " + n(pieces));
+    const long long sum = std::accumulate(l.virtual_layers.begin(), l.virtual_layers.end(), 0LL);
+    if (sum != m.layers)
+      return problem("parallelism.pipeline_layout",
+                     "pipeline_layout places " + n(sum) + " layers, the model has " + n(m.layers));
+  } else if (accounted) { // the embedding and the loss count as a layer each in an even split
+    const long long total = m.layers + (l.account_for_embedding ? 1 : 0) + (l.account_for_loss ? 1 : 0);
+    if (total % pieces != 0)
+      return problem(accounted_key, n(m.layers) + " layers with the embedding and loss counted make " + n(total) +
+                                        ", which pipeline " + n(l.pipeline) + " x virtual_stages " +
+                                        n(l.virtual_stages) + " = " + n(pieces) +
+                                        " virtual stages cannot split evenly: give pipeline_layout");
+    l.virtual_layers.assign(size_t(pieces), total / pieces);
+    l.virtual_layers.front() -= l.account_for_embedding ? 1 : 0;
+    l.virtual_layers.back() -= l.account_for_loss ? 1 : 0;
+  }
+  if (!l.virtual_layers.empty()) {
+    l.stage_layers.assign(size_t(l.pipeline), 0);
+    for (long long piece = 0; piece < pieces; ++piece)
+      l.stage_layers[size_t(piece % l.pipeline)] += l.virtual_layers[size_t(piece)];
+  } else if (!l.stage_layers.empty()) { // given
     if (l.stage_layers.size() != size_t(l.pipeline))
       return problem("parallelism.stage_layers", "stage_layers lists " +
                                                      n(static_cast<long long>(l.stage_layers.size())) +
@@ -115,18 +186,14 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
   } else {
     l.stage_layers = model::default_stage_layers(m.layers, l.pipeline);
   }
-  if (l.virtual_stages > 1) {
-    if (l.pipeline == 1)
-      return problem("parallelism.virtual_stages", "virtual stages interleave a pipeline: they need pipeline > 1");
-    if (l.gpipe)
-      return problem("parallelism.virtual_stages", "virtual stages run the interleaved 1F1B schedule, not gpipe");
+  if (l.virtual_stages > 1 && l.virtual_layers.empty())
     for (size_t st = 0; st < l.stage_layers.size(); ++st)
       if (l.stage_layers[st] % l.virtual_stages != 0)
         return problem("parallelism.virtual_stages",
                        "stage " + n(static_cast<long long>(st)) + " holds " + n(l.stage_layers[st]) +
                            " layers, which " + n(l.virtual_stages) +
-                           " virtual stages cannot split evenly (a virtual stage with no or part of a layer)");
-  }
+                           " virtual stages cannot split evenly (a virtual stage with no or part of a layer): "
+                           "give pipeline_layout, or account_for_embedding / account_for_loss as Megatron-Core");
   // What the model-parallel engine does not do (yet): say so rather than simulate something else.
   if (l.model_parallel() && (in.sharding == model::Sharding::Zero3 || in.sharding == model::Sharding::Zero2))
     return problem("parallelism", std::string("with tensor or pipeline parallelism, sharding ") +
@@ -155,7 +222,8 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
 
 model::ParallelLayout read_layout(const InputNode& node) {
   node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
-                   "schedule", "context", "expert", "placement"});
+                   "pipeline_layout", "account_for_embedding", "account_for_loss", "schedule", "context", "expert",
+                   "placement"});
   model::ParallelLayout l;
   auto degree = [&](const char* key) { return node.has(key) ? node.child(key).as_count(kMaxGpus, "GPUs") : 1LL; };
   l.tensor = degree("tensor");
@@ -174,6 +242,12 @@ model::ParallelLayout read_layout(const InputNode& node) {
   if (auto c = node.optional_child("stage_layers"))
     for (const auto& item : c->elements())
       l.stage_layers.push_back(item.as_count(kMaxLayers, "layers"));
+  if (auto c = node.optional_child("account_for_embedding"))
+    l.account_for_embedding = c->as_bool();
+  if (auto c = node.optional_child("account_for_loss"))
+    l.account_for_loss = c->as_bool();
+  if (auto c = node.optional_child("pipeline_layout"))
+    l.virtual_layers = read_pipeline_layout(*c);
   return l;
 }
 
