@@ -30,8 +30,8 @@ rm -rf "$out"
 echo "[target <= 10 s]  memwall plan: enumeration and checks of 1,000,000 layouts (GPT 1.7B on 32 A100; none simulated):"
 /usr/bin/time -f "wall=%e s, peak RSS=%M KB" "$build/memwall" plan bench/plan/million-layouts.yaml 2>&1 |
   grep -E "layouts, |^wall" || true
-echo "[target <= 30 s]  memwall topo at the GPU limit: fat-tree-2to1 and dgx-h100-ndr with 131,072 GPUs:"
-for fabric in fat-tree-2to1 dgx-h100-ndr; do
+echo "[target <= 30 s]  memwall topo at the GPU limit: fat-tree-2to1, dgx-h100-ndr and dgx-a100-hdr with 131,072 GPUs:"
+for fabric in fat-tree-2to1 dgx-h100-ndr dgx-a100-hdr; do
   /usr/bin/time -f "$fabric: wall=%e s, peak RSS=%M KB" "$build/memwall" topo "topologies/$fabric.yaml" --gpus 131072 2>&1 |
     grep -E "wall=|<- auto" || true
 done

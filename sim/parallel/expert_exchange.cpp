@@ -31,22 +31,23 @@ struct BlockRanks {
   std::vector<std::vector<long long>> communicators;
 };
 
+// Blocks of E consecutive slots (replica x c + context rank) of a stage: Megatron-Core's expert
+// groups with expert_tensor_parallel = TP, EP folded over CP x DP (context innermost).
 std::vector<BlockRanks> blocks_of(const model::ParallelLayout& l) {
   std::vector<BlockRanks> blocks;
-  const long long e = l.expert;
+  const long long e = l.expert, slots = l.data * l.context;
   for (long long stage = 0; stage < l.pipeline; ++stage)
-    for (long long first = 0; first < l.data; first += e)
-      for (long long context = 0; context < l.context; ++context) {
-        BlockRanks b;
-        b.stage = stage;
-        b.communicators.resize(size_t(l.tensor));
-        for (long long replica = first; replica < first + e; ++replica) {
-          b.slots.push_back(replica * l.context + context);
-          for (long long i = 0; i < l.tensor; ++i)
-            b.communicators[size_t(i)].push_back(model::rank_of(l, {i, context, replica, stage}));
-        }
-        blocks.push_back(std::move(b));
+    for (long long first = 0; first < slots; first += e) {
+      BlockRanks b;
+      b.stage = stage;
+      b.communicators.resize(size_t(l.tensor));
+      for (long long slot = first; slot < first + e; ++slot) {
+        b.slots.push_back(slot);
+        for (long long i = 0; i < l.tensor; ++i)
+          b.communicators[size_t(i)].push_back(model::rank_of(l, {i, slot % l.context, slot / l.context, stage}));
       }
+      blocks.push_back(std::move(b));
+    }
   return blocks;
 }
 

@@ -1,6 +1,7 @@
 // The expert-parallel all-to-all of a model-parallel run (issue 27 point 3, issue 34 point 6).
 //
-// An expert-parallel block is E groups of one stage (replicas b E .. b E + E - 1); per TP rank its E
+// An expert-parallel block is E groups of one stage: E consecutive slots (replica x c + context rank,
+// Megatron-Core's EP folded over CP x DP with expert_tensor_parallel = TP); per TP rank its E
 // GPUs are one communicator and run an all-to-all after each MoE layer's dispatch and combine. Its
 // flows are NCCL's, with PXN on servers with a NIC per GPU (collectives/all_to_all.hpp): the legs.
 //

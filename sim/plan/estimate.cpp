@@ -118,7 +118,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   const LinkFigures cp_link = link_for(fabric, stride_of(l, model::Axis::Context), c);
   const long long data_stride = stride_of(l, c > 1 ? model::Axis::Context : model::Axis::Data);
   const LinkFigures dp_link = ring_link_for(fabric, data_stride, replicas, s.channels); // both engines run channels
-  const LinkFigures ep_link = link_for(fabric, stride_of(l, model::Axis::Data), e);
+  const LinkFigures ep_link = link_for(fabric, data_stride, e); // EP groups: consecutive slots (context innermost)
   const LinkFigures pp_link = link_for(fabric, stride_of(l, model::Axis::Pipeline), p);
   StepEstimate est;
 

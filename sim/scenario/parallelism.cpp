@@ -119,10 +119,14 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
     if (m.moe.experts % l.expert != 0)
       return problem("parallelism.expert",
                      "expert " + n(l.expert) + " does not divide the " + n(m.moe.experts) + " experts");
-    if (l.data % l.expert != 0) // expert groups are carved out of the data-parallel replicas
+    // Expert groups are consecutive (data-parallel replica, context rank) slots of a stage, context
+    // innermost: Megatron-Core's folding of EP over CP x DP with expert_tensor_parallel = TP.
+    if ((l.data * l.context) % l.expert != 0)
       return problem("parallelism.expert",
-                     "expert " + n(l.expert) + " does not divide the data-parallel degree " + n(l.data) +
-                         " (gpus / (tensor x pipeline x context)); expert groups are made of data-parallel replicas");
+                     "expert " + n(l.expert) + " does not divide data " + n(l.data) + " x context " + n(l.context) +
+                         " = " + n(l.data * l.context) +
+                         " (expert groups are made of data-parallel replicas and context ranks; folding over "
+                         "tensor-parallel ranks, expert_tensor_parallel < tensor, is not modelled)");
     if (m.moe.imbalance > double(l.expert))
       return problem("parallelism.expert",
                      model::format("moe.imbalance %g exceeds the expert-parallel degree %lld: the hot GPU cannot "

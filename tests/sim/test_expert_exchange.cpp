@@ -158,3 +158,28 @@ TEST_CASE("expert all-to-all: EP 16 over two servers is NIC-bound as derived; st
   const auto every_pp = run(moe_on_two_servers(2), true);
   CHECK(fast_pp["step_time_s"].get<double>() == rel(every_pp["step_time_s"].get<double>(), 0.02));
 }
+
+TEST_CASE("expert all-to-all: EP folded over data x context (EP 4 over DP 2 x CP 2) takes (E - 1) M / (E B) + alpha") {
+  // Megatron-Core folds expert parallelism over CP x DP: EP 4 with DP 2 and CP 2 is one group of
+  // all four GPUs. Each holds 1 / c of a sequence's tokens: M = tokens / 2 x top_k x d x 2 bytes.
+  const std::string yaml =
+      "gpu: A100-80GB\n"
+      "model: {hidden: 1024, layers: 2, seq_len: 1024, vocab: 1024, heads: 8, ffn: gelu, tied_embeddings: true,\n"
+      "        moe: {experts: 8, top_k: 2, expert_ffn_hidden: 2048}}\n"
+      "batch: {global_batch: 2, micro_batch: 1}\n"
+      "cluster: {gpus: 4, fabric: {kind: star, bandwidth: 50GB/s, latency: 1us}}\n"
+      "parallelism: {expert: 4, context: 2}\n"
+      "training: {sharding: none}\n";
+  const auto r = sim::run_isolated(scenario_from_text(yaml, "fold"));
+  const double e = 4, layers = 2, message = 1024.0 / 2.0 * 2.0 * 1024.0 * 2.0, alpha = 2e-6;
+  const double one = (e - 1.0) * message / (e * 50e9) + alpha;
+  CHECK(r["parallelism"]["t_ep_comm_s"].get<double>() == rel(4.0 * layers * one, 0.01));
+  // EP 3 divides neither: refused, naming data x context.
+  CHECK_THROWS_WITH(scenario_from_text("gpu: A100-80GB\n"
+                                       "model: {hidden: 1024, layers: 2, seq_len: 1024, heads: 8, moe: {experts: 6, top_k: 2, expert_ffn_hidden: 2048}}\n"
+                                       "batch: {global_batch: 2, micro_batch: 1}\n"
+                                       "cluster: {gpus: 4, fabric: {kind: star, bandwidth: 50GB/s}}\n"
+                                       "parallelism: {expert: 3, context: 2}\n",
+                                       "bad"),
+                    Catch::Contains("data 2 x context 2"));
+}
