@@ -122,7 +122,8 @@ double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute) 
   return 3.0 * forward + again;
 }
 
-double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute) {
+double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute,
+                                  bool fp8_inputs) {
   const double h = d_of(m), kv = kv_width(m), a = double(m.heads > 0 ? m.heads : 1), s = double(m.seq_len);
   if (recompute == Recompute::Full)
     return 2.0 * h * tokens; // the layer's input
@@ -140,6 +141,20 @@ double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, do
                  double(m.moe.shared_experts) * ffn_activation_bytes(m, fe) + 2.0 * double(m.moe.experts);
   } else {
     per_token += ffn_activation_bytes(m, double(ffn_hidden_of(m)));
+  }
+  // FP8 (Transformer Engine): a linear layer saves its input for the weight gradient as the FP8 copy
+  // it cast for the forward GEMM, 1 byte a value, not the BF16 tensor (transformer_engine/pytorch/
+  // module/linear.py, layernorm_linear.py, layernorm_mlp.py, grouped_linear.py: `saved_inputmat`
+  // is the quantized input unless save_original_input). So 1 byte less per value of the QKV and
+  // projection inputs, the first FFN GEMM's input (a routed expert's copy of it) and the second's.
+  // The attention core's Q, K, V, the norms' inputs and the first GEMM's output stay 16-bit.
+  if (fp8_inputs) {
+    per_token -= 2.0 * h;
+    if (is_moe_layer(m, layer))
+      per_token -= double(m.moe.top_k) * h +
+                   double(m.moe.top_k + m.moe.shared_experts) * double(m.moe.expert_ffn_hidden);
+    else
+      per_token -= h + double(ffn_hidden_of(m));
   }
   per_token += 4.0 * h; // the two norms' inputs
   return per_token * tokens;

@@ -99,7 +99,9 @@ double lm_head_forward_flops(const ArchitectureSpec& m); // 2 d V (0 without lm_
 double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute);
 
 // Activation bytes one layer keeps for the backward, for `tokens` tokens of sequences of seq_len.
-double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute);
+// `fp8_inputs`: the linear layers' inputs saved in FP8 (Transformer Engine's FP8 training).
+double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute,
+                                  bool fp8_inputs = false);
 
 // The seed's layer (12 d^2 weights, GELU MLP, 2 V d embedding parameters, full attention FLOPs, no
 // LM head): what a scenario gets without `like:` or the new keys.

@@ -45,7 +45,8 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
   double stored = 0;
   for (long long l = 0; l < arch.layers; ++l)
     stored += activation_bytes_per_layer(arch, l, tokens_per_microbatch,
-                                         layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective);
+                                         layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective,
+                                         plan.fp8);
   return footprint_of(count_params(arch).total, stored, gpu, plan, gpus);
 }
 
@@ -73,7 +74,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
       const bool full = layer_recomputed(plan, l);
       const double whole = full ? 2.0 * d
                            : seed ? traffic.a_store_bytes_per_token_per_d * d
-                                  : activation_bytes_per_layer(arch, l, 1.0, Recompute::Selective);
+                                  : activation_bytes_per_layer(arch, l, 1.0, Recompute::Selective, plan.fp8);
       const double replicated = sp ? 0.0 : (full ? whole : std::min(whole, 10.0 * d));
       activations += replicated + (whole - replicated) / t;
     }

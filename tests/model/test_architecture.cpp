@@ -226,3 +226,34 @@ TEST_CASE("distributed optimizer: dense state over DP x CP, a routed expert's ov
   // Sharded over DP only, as before, the experts' state would have been 12 x routed / 4 / 8: half this.
   CHECK(moe.optimizer_bytes > 12.0 * (total - routed + routed / 4.0) / 8.0 * 1.5);
 }
+
+TEST_CASE("FP8: a linear layer's saved input is its FP8 copy, 1 byte a value (Transformer Engine)") {
+  // Per token and layer, 1 byte less for each value of: the QKV input (h), the projection input (h),
+  // the first FFN GEMM's input (h) and the second's (the FFN width f). Llama 3 8B: 3 x 4096 + 14336.
+  const model::ArchitectureSpec& llama = catalog("llama3-8b");
+  const double bf16 = model::activation_bytes_per_layer(llama, 0, 1.0, model::Recompute::Selective);
+  const double fp8 = model::activation_bytes_per_layer(llama, 0, 1.0, model::Recompute::Selective, true);
+  CHECK(bf16 - fp8 == Approx(3.0 * 4096 + 14336).epsilon(1e-12));
+  // Mixtral 8x7B: QKV and projection inputs (2 h), each of the top-2 experts' copy of the input (h)
+  // and second GEMM's input (its width 14336): 2 x 4096 + 2 x (4096 + 14336).
+  const model::ArchitectureSpec& mixtral = catalog("mixtral-8x7b");
+  CHECK(model::activation_bytes_per_layer(mixtral, 0, 1.0, model::Recompute::Selective) -
+            model::activation_bytes_per_layer(mixtral, 0, 1.0, model::Recompute::Selective, true) ==
+        Approx(2.0 * 4096 + 2.0 * (4096 + 14336)).epsilon(1e-12));
+  // Full recompute keeps the layer input only: unchanged.
+  CHECK(model::activation_bytes_per_layer(llama, 0, 1.0, model::Recompute::Full, true) ==
+        model::activation_bytes_per_layer(llama, 0, 1.0, model::Recompute::Full));
+  // The footprint of an FP8 plan stores that: Llama 3 8B on one stage of 8 GPUs (TP 8 with SP), one
+  // micro-batch of 8192 tokens in flight: 32 layers x 8192 x (3 h + f) / 8 less.
+  const model::GpuSpec& gpu = *model::GpuCatalog::builtin().find("H100-SXM");
+  const model::TrafficConstants traffic{};
+  model::TrainingPlan plan;
+  model::ParallelLayout tp8;
+  tp8.tensor = 8;
+  tp8.sequence_parallel = true;
+  tp8.stage_layers = {llama.layers};
+  const auto b = model::stage_footprint(llama, tp8, 0, 1, 8192, gpu, traffic, plan);
+  plan.fp8 = true;
+  const auto f = model::stage_footprint(llama, tp8, 0, 1, 8192, gpu, traffic, plan);
+  CHECK(b.activation_bytes - f.activation_bytes == Approx(32.0 * 8192 * (3.0 * 4096 + 14336) / 8.0).epsilon(1e-9));
+}
