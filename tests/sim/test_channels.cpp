@@ -5,6 +5,7 @@
 #include "collectives/channels.hpp"
 #include "scenario_text.hpp"
 #include "sim/engine/isolated_run.hpp"
+#include "places.hpp"
 #include "test_support.hpp"
 
 #include <cmath>
@@ -12,25 +13,12 @@
 #include <string>
 
 using namespace memwall;
+using memwall::test::iota;
+using memwall::test::packed;
 using memwall::test::rel;
 using memwall::test::scenario_from_text;
 
 namespace {
-
-// Ranks 0..n-1 in servers of `g` GPUs, local rank = rank mod g.
-std::vector<collectives::GpuPlace> packed(long long n, long long g) {
-  std::vector<collectives::GpuPlace> places;
-  for (long long r = 0; r < n; ++r)
-    places.push_back({r / g, r % g});
-  return places;
-}
-
-std::vector<long long> iota(long long n) {
-  std::vector<long long> order;
-  for (long long r = 0; r < n; ++r)
-    order.push_back(r);
-  return order;
-}
 
 // Shares sent and received per rank.
 void check_conserved(const std::vector<collectives::RingFlow>& flows, long long n) {

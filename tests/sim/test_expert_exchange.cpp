@@ -6,6 +6,7 @@
 #include "scenario_text.hpp"
 #include "sim/engine/isolated_run.hpp"
 #include "sim/parallel/expert_exchange.hpp"
+#include "places.hpp"
 #include "test_support.hpp"
 
 #include <cstdlib>
@@ -13,24 +14,12 @@
 #include <string>
 
 using namespace memwall;
+using memwall::test::iota;
+using memwall::test::packed;
 using memwall::test::rel;
 using memwall::test::scenario_from_text;
 
 namespace {
-
-std::vector<collectives::GpuPlace> packed(long long n, long long g) {
-  std::vector<collectives::GpuPlace> places;
-  for (long long r = 0; r < n; ++r)
-    places.push_back({r / g, r % g});
-  return places;
-}
-
-std::vector<long long> iota(long long n) {
-  std::vector<long long> ranks;
-  for (long long r = 0; r < n; ++r)
-    ranks.push_back(r);
-  return ranks;
-}
 
 // Per GPU: units sent, received; and per (server of src == server of dst) the flows.
 struct Tally {
