@@ -51,6 +51,11 @@ PINNED = [
      lambda t: t.replace("gpu: A100-80GB", 'gpu: "\\e[31mA100\\a\\nGB"', 1)),
     # A fabric that is a file of text, not YAML keys: its contents were echoed.
     ("scenario", "scenarios/worked-example/2-one-sequence.yaml", lambda t: t.replace("gpus: 1", "gpus: 1\n  fabric: /etc/passwd")),
+    # Megatron-Core layout strings: nested repeats that write out to 10^12 characters, unbalanced ones.
+    ("scenario", "scenarios/worked-example/2-one-sequence.yaml",
+     lambda t: t + 'parallelism: {pipeline: 2, pipeline_layout: "E(((t*9999)*9999)*9999)|L"}\n'),
+    ("scenario", "scenarios/worked-example/2-one-sequence.yaml",
+     lambda t: t + 'parallelism: {pipeline: 2, pipeline_layout: "E((t|)*3|L*"}\n'),
 ]
 MEMORY_LIMIT_BYTES = 8 << 30
 TIME_LIMIT_S = 30
