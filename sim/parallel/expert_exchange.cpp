@@ -43,8 +43,9 @@ std::vector<BlockRanks> blocks_of(const model::ParallelLayout& l) {
       b.communicators.resize(size_t(l.tensor));
       for (long long slot = first; slot < first + e; ++slot) {
         b.slots.push_back(slot);
-        for (long long i = 0; i < l.tensor; ++i)
-          b.communicators[size_t(i)].push_back(model::rank_of(l, {i, slot % l.context, slot / l.context, stage}));
+        const std::vector<long long> members = group_members(l, stage, slot);
+        for (size_t i = 0; i < members.size(); ++i)
+          b.communicators[i].push_back(members[i]);
       }
       blocks.push_back(std::move(b));
     }
@@ -241,8 +242,8 @@ void plan_expert_exchange(StageJob& job, const std::vector<collectives::GpuPlace
     if (!simulate_every_message())
       for (const collectives::Flow& f_in : f.stand_ins)
         stand_ins.push_back({f_in.src, f_in.dst, f_in.bytes, route(f_in.src, f_in.dst)});
-    block.stand_ins = !stand_ins.empty() && stand_ins_match(block.legs, stand_ins, unit_bytes);
-    for (const StageJob::EpFlow& posted : block.stand_ins ? stand_ins : block.legs)
+    const bool post_stand_ins = !stand_ins.empty() && stand_ins_match(block.legs, stand_ins, unit_bytes);
+    for (const StageJob::EpFlow& posted : post_stand_ins ? stand_ins : block.legs)
       job.ep_posts[member_of.at(posted.src).first].push_back(posted);
     job.ep_blocks.push_back(std::move(block));
   }

@@ -123,7 +123,6 @@ struct StageJob {
   struct EpBlock {
     std::vector<long long> groups;
     std::vector<EpFlow> legs; // the all-to-all's flows as NCCL sends them (PXN), for the trace
-    bool stand_ins = false;   // whether the actors post stand-ins instead of the legs
     double latency_s = 0;     // the longest leg's route
     std::unordered_map<long long, EpGate> gates;
   };

@@ -14,16 +14,14 @@ namespace memwall::sim::parallel {
 
 namespace sg4 = simgrid::s4u;
 
-namespace {
-
-// A slot is a (data-parallel replica, context rank) pair, replica x c + context rank: the groups of a
-// stage are its slots.
 std::vector<long long> group_members(const model::ParallelLayout& layout, long long stage, long long slot) {
   std::vector<long long> ranks;
   for (long long i = 0; i < layout.tensor; ++i)
     ranks.push_back(model::rank_of(layout, {i, slot % layout.context, slot / layout.context, stage}));
   return ranks;
 }
+
+namespace {
 
 // The slot of the same context rank in replica `replica`; the next context rank of the same replica.
 long long slot_of(const model::ParallelLayout& l, long long replica, long long context) {

@@ -16,6 +16,10 @@ namespace memwall::sim::parallel {
 // keeps activations between layers in BF16).
 inline constexpr double kActivationBytesPerValue = 2.0;
 
+// A slot is a (data-parallel replica, context rank) pair, replica x c + context rank: the groups of a
+// stage are its slots. The ranks of one group (stage, slot), in TP rank order.
+std::vector<long long> group_members(const model::ParallelLayout& layout, long long stage, long long slot);
+
 // The (src, dst) rank pairs that exchange data under the layout: TP rings, pipeline neighbours
 // (both ways), data-parallel rings per stage and TP rank.
 // `places`: each rank's server and local rank (collectives::places_of_ranks), for the TP rings' channels.
