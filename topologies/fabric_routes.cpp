@@ -50,7 +50,7 @@ const size_t* RouteFinder::PairIndex::find(FabricVertex a, FabricVertex b) const
 
 void RouteFinder::PairIndex::insert(FabricVertex a, FabricVertex b, size_t value) {
   if (2 * (size_ + 1) > slots_.size()) { // at most half full
-    std::vector<std::pair<uint64_t, size_t>> old(std::max<size_t>(64, 2 * slots_.size()), {kEmpty, 0});
+    Slots old(std::max<size_t>(64, 2 * slots_.size()), {kEmpty, 0});
     old.swap(slots_);
     for (const auto& entry : old)
       if (entry.first != kEmpty)
@@ -108,21 +108,21 @@ void RouteFinder::add_load(const std::vector<RouteHop>& route) {
 
 struct RouteFinder::CostView {
   FabricVertex dst;
-  const std::vector<double>* own = nullptr; // the destination's own search, or
+  const double* own = nullptr; // the destination's own search, or
   struct Through {
-    const std::vector<double>* cost; // a neighbour's search
+    const double* cost; // a neighbour's search
     double link;                     // the link from it to the destination
     FabricVertex via;
   };
   std::vector<Through> through;
   double operator[](FabricVertex v) const {
     if (own)
-      return (*own)[v];
+      return own[v];
     if (v == dst)
       return 0.0;
     double best = kUnreachable;
     for (const Through& t : through)
-      best = std::min(best, (*t.cost)[v] + t.link);
+      best = std::min(best, t.cost[v] + t.link);
     return best;
   }
 };
@@ -144,7 +144,7 @@ bool RouteFinder::composed(FabricVertex dst) const {
 RouteFinder::CostView RouteFinder::view_to(FabricVertex dst, FabricVertex src) {
   CostView view{dst, nullptr, {}};
   if (!composed(dst)) {
-    view.own = &costs_to(dst, src);
+    view.own = costs_to(dst, src);
     return view;
   }
   // Each neighbour's search settled up to src: for every vertex at most as far from dst as src, the
@@ -159,8 +159,8 @@ RouteFinder::CostView RouteFinder::view_to(FabricVertex dst, FabricVertex src) {
     slots.push_back(cached_.at(via));
   }
   settle_through(slots, dst, src);
-  for (size_t i = 0; i < slots.size(); ++i) // after search_to: its slots may move while they grow
-    view.through.push_back({&searches_[slots[i]].cost, out_cost_[out_begin_[dst] + i], out_target_[out_begin_[dst] + i]});
+  for (size_t i = 0; i < slots.size(); ++i)
+    view.through.push_back({searches_[slots[i]].cost, out_cost_[out_begin_[dst] + i], out_target_[out_begin_[dst] + i]});
   return view;
 }
 
@@ -190,7 +190,7 @@ std::vector<RouteFinder::Candidate> RouteFinder::next_hops(FabricVertex u, Fabri
   return list;
 }
 
-const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<Candidate>& next,
+const RouteFinder::Candidate& RouteFinder::take_least_loaded(CandidateList next,
                                                              FabricVertex u, FabricVertex dst,
                                                              std::vector<long long>& load) const {
   const Candidate* best = nullptr;
@@ -209,39 +209,42 @@ const RouteFinder::Candidate& RouteFinder::take_least_loaded(const std::vector<C
 }
 
 std::vector<RouteHop> RouteFinder::route(FabricVertex src, FabricVertex dst) {
-  const CostView cost{dst, &costs_to(dst, src), {}};
+  const CostView cost{dst, costs_to(dst, src), {}};
   if (cost[src] == kUnreachable)
     throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
   std::vector<RouteHop> hops;
   for (FabricVertex u = src; u != dst;) {
     const std::vector<Candidate> next = next_hops(u, dst, cost);
-    const Candidate& c = take_least_loaded(next, u, dst, load_);
+    const Candidate& c = take_least_loaded({next.data(), next.data() + next.size()}, u, dst, load_);
     hops.push_back(c.hop);
     u = c.next;
   }
   return hops;
 }
 
-size_t RouteFinder::list_at(FabricVertex u, FabricVertex dst, const CostView& cost) {
+size_t RouteFinder::list_at(FabricVertex u, FabricVertex dst, const CostView& cost, FabricVertex* toward) {
+  if (toward)
+    *toward = kNoProbe;
   if (!cost.own) {
     const double best = cost[u];
     const CostView::Through* only = nullptr;
     int optimal = 0;
     for (const auto& t : cost.through)
-      if (same_route_cost((*t.cost)[u] + t.link, best)) {
+      if (same_route_cost(t.cost[u] + t.link, best)) {
         only = &t;
         ++optimal;
       }
     if (optimal == 1 && u != only->via) {
+      if (toward)
+        *toward = only->via;
       if (const size_t* list = toward_.find(only->via, u))
         return *list;
-      pool_.push_back(next_hops(u, only->via, CostView{only->via, only->cost, {}}));
-      toward_.insert(only->via, u, pool_.size() - 1);
-      return pool_.size() - 1;
+      const size_t list = pool_.add(next_hops(u, only->via, CostView{only->via, only->cost, {}}));
+      toward_.insert(only->via, u, list);
+      return list;
     }
   }
-  pool_.push_back(next_hops(u, dst, cost));
-  return pool_.size() - 1;
+  return pool_.add(next_hops(u, dst, cost));
 }
 
 void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex>>& requests) {
@@ -262,16 +265,29 @@ void RouteFinder::prepare(const std::vector<std::pair<FabricVertex, FabricVertex
     const CostView cost = view_to(dst, src);
     if (cost[src] == kUnreachable)
       throw std::invalid_argument("no path from " + graph_[src].name + " to " + graph_[dst].name);
-    std::vector<FabricVertex> stack{src};
+    // Each vertex with the via it is walked towards (kNoProbe: dst itself). A vertex whose cheapest
+    // paths to a composed dst all pass one of its neighbours `via` delegates: so do all the vertices
+    // after it (a vertex after it with another cheapest via would give it one too), and their lists
+    // are those towards `via`, kept once for every destination behind it (toward_). Only the
+    // delegating vertex is indexed per destination: a fat-tree's spines are not, once per GPU.
+    std::vector<std::pair<FabricVertex, FabricVertex>> stack{{src, kNoProbe}};
     while (!stack.empty()) {
-      const FabricVertex u = stack.back();
+      auto [u, via] = stack.back();
       stack.pop_back();
-      if (u == dst || next_hops_.find(dst, u))
+      if (u == via)
+        via = kNoProbe; // at the via: its own link on to dst
+      if (u == dst || (via == kNoProbe ? next_hops_.find(dst, u) : toward_.find(via, u)))
         continue;
-      const size_t list = list_at(u, dst, cost);
-      next_hops_.insert(dst, u, list);
+      FabricVertex toward = kNoProbe;
+      const size_t list = list_at(u, dst, cost, &toward);
+      if (via != kNoProbe && toward != via)
+        throw std::logic_error("route to " + graph_[dst].name + ": " + graph_[u].name + " left its via");
+      if (via == kNoProbe)
+        next_hops_.insert(dst, u, toward == kNoProbe ? list : kDelegated | toward);
+      if (via == kNoProbe && toward != kNoProbe) // the walk towards `via` may already be known, the via's
+        stack.emplace_back(toward, kNoProbe);    // own next hops to this dst not yet
       for (const Candidate& c : pool_[list])
-        stack.push_back(c.next);
+        stack.emplace_back(c.next, toward);
     }
   }
 }
@@ -282,14 +298,21 @@ void RouteFinder::walk(const std::vector<std::pair<FabricVertex, FabricVertex>>&
   // In request order: route()'s walk, the least-loaded candidate (the first of equals).
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto [src, dst] = requests[i];
+    FabricVertex via = kNoProbe; // after a delegating vertex (prepare), the via walked towards
     for (FabricVertex u = src; u != dst;) {
-      const size_t* list = next_hops_.find(dst, u);
+      const size_t* list = via == kNoProbe ? next_hops_.find(dst, u) : toward_.find(via, u);
+      if (list && via == kNoProbe && (*list & kDelegated)) {
+        via = *list & ~kDelegated;
+        list = toward_.find(via, u);
+      }
       if (!list)
         throw std::logic_error("route from " + graph_[src].name + " to " + graph_[dst].name +
                                " walked unprepared");
       const Candidate& c = take_least_loaded(pool_[*list], u, dst, load);
       hop(i, c);
       u = c.next;
+      if (u == via)
+        via = kNoProbe;
     }
   }
 }

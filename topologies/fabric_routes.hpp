@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fabric_graph.hpp"
+#include "huge_pages.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -58,14 +59,14 @@ public:
   // Counts a route chosen elsewhere (an earlier routing that stays) in the link loads that balance
   // the next routes.
   void add_load(const std::vector<RouteHop>& route);
-  // Cost (seconds per byte along the cheapest path) from every vertex to `dst` (cached for the
-  // last destinations only: the reference is valid until the next call).
-  const std::vector<double>& costs_to(FabricVertex dst);
+  // Cost (seconds per byte along the cheapest path) from every vertex to `dst`, by vertex.
+  std::vector<double> costs_to(FabricVertex dst);
   // The same, final for `src` and every vertex at most as far from `dst` (all a route from `src`
   // looks at); farther ones may still be unsettled. The search from `dst` stops there and resumes
   // for a farther source later, popping vertices in the same order as a full search, so the costs
-  // it settles are bit for bit the full search's.
-  const std::vector<double>& costs_to(FabricVertex dst, FabricVertex src);
+  // it settles are bit for bit the full search's. By vertex; valid until the next search (the
+  // searches of the last destinations only are kept).
+  const double* costs_to(FabricVertex dst, FabricVertex src);
 
 private:
   static constexpr size_t kMaxCachedDestinations = 256;
@@ -105,7 +106,7 @@ private:
     std::vector<FabricVertex> vertices;
   };
   struct Search {
-    std::vector<double> cost;
+    double* cost = nullptr; // one vertex each, in cost_slabs_
     std::map<double, Bucket> queue;
     std::map<double, std::vector<Waiting>> deferred; // by the least cost their links could reach
     std::vector<FabricVertex> touched;                // vertices whose cost is set: what a reuse resets
@@ -142,11 +143,15 @@ private:
   // as a route from `src` to a composed destination looks.
   void settle_through(const std::vector<size_t>& slots, FabricVertex dst, FabricVertex src);
   // Settles what a route from `src` to `dst` looks at, and sets a pendant `src`'s cost.
-  const std::vector<double>& settle_for(Search& s, FabricVertex dst, FabricVertex src);
+  const double* settle_for(Search& s, FabricVertex dst, FabricVertex src);
   // The cached searches (at most kMaxCachedDestinations, then all forgotten at once) and their slots,
   // reused: a search resets only the costs it set, so a star's N searches cost N, not N x V.
   std::unordered_map<FabricVertex, size_t> cached_;
   std::vector<Search> searches_;
+  // The searches' costs, kSlabSearches searches a slab, in huge pages (huge_pages.hpp): 256 searches of
+  // a 131,072-GPU fabric are 0.6 GB, touched once each in 4 KiB pages otherwise. Slots never move.
+  static constexpr size_t kSlabSearches = 16;
+  std::vector<std::vector<double, HugePageAllocator<double>>> cost_slabs_;
   size_t searches_used_ = 0;
   void forget_searches() { // their slots are reused, from the first
     cached_.clear();
@@ -171,7 +176,27 @@ private:
   // (the edges onto a cheapest path to the neighbour are those onto one to the destination), kept
   // in toward_ by (neighbour, vertex): a fat-tree's spines scan their links once per leaf or
   // NVSwitch, not once per GPU.
-  std::vector<std::vector<Candidate>> pool_;
+  // The lists end to end, in huge pages (huge_pages.hpp): millions of small lists at 131,072 GPUs.
+  struct CandidateList {
+    const Candidate* first;
+    const Candidate* last;
+    const Candidate* begin() const { return first; }
+    const Candidate* end() const { return last; }
+  };
+  class CandidatePool {
+  public:
+    size_t add(const std::vector<Candidate>& list) { // its index
+      items_.insert(items_.end(), list.begin(), list.end());
+      begin_.push_back(items_.size());
+      return begin_.size() - 2;
+    }
+    CandidateList operator[](size_t i) const { return {items_.data() + begin_[i], items_.data() + begin_[i + 1]}; }
+
+  private:
+    std::vector<Candidate, HugePageAllocator<Candidate>> items_;
+    std::vector<size_t, HugePageAllocator<size_t>> begin_{0};
+  };
+  CandidatePool pool_;
   // (vertex pair) -> index, open addressing: the walks look up one per hop, millions at 16k GPUs,
   // where std::unordered_map's nodes cost a cache miss each.
   class PairIndex {
@@ -185,11 +210,15 @@ private:
     size_t slot(uint64_t key) const;
     size_t vertices_;
     size_t size_ = 0;
-    std::vector<std::pair<uint64_t, size_t>> slots_;
+    using Slots = std::vector<std::pair<uint64_t, size_t>, HugePageAllocator<std::pair<uint64_t, size_t>>>;
+    Slots slots_;
   };
-  PairIndex next_hops_; // (destination, vertex) -> list
+  PairIndex next_hops_; // (destination, vertex) -> list, or kDelegated | via (prepare)
   PairIndex toward_;    // (neighbour searched from, vertex) -> list
-  size_t list_at(FabricVertex u, FabricVertex dst, const CostView& cost);
+  // `toward` (if given): the via whose list it is when u delegates to one (kNoProbe: none).
+  size_t list_at(FabricVertex u, FabricVertex dst, const CostView& cost, FabricVertex* toward = nullptr);
+  // In next_hops_, a delegating vertex's entry: this bit and the via (prepare).
+  static constexpr size_t kDelegated = size_t(1) << 63;
   // u's candidates towards `dst`, whose costs are `cost` (final up to u's cost).
   std::vector<Candidate> next_hops(FabricVertex u, FabricVertex dst, const CostView& cost) const;
   // A destination whose neighbours are all switches (a GPU on a fat-tree, star or NVSwitch) is
@@ -201,7 +230,7 @@ private:
   bool composed(FabricVertex dst) const;
   CostView view_to(FabricVertex dst, FabricVertex src);
   // The least-loaded candidate (the first of equals), its link direction's load counted.
-  const Candidate& take_least_loaded(const std::vector<Candidate>& next, FabricVertex u, FabricVertex dst,
+  const Candidate& take_least_loaded(CandidateList next, FabricVertex u, FabricVertex dst,
                                      std::vector<long long>& load) const;
   // routes()' walks, after prepare(): hop(i, candidate) for each hop of request i, in order.
   template <class Hop>

@@ -16,8 +16,12 @@ RouteFinder::Search& RouteFinder::search_to(FabricVertex dst) {
     return searches_[it->second];
   if (searches_used_ == kMaxCachedDestinations) // bound memory: N x V doubles would not fit at 16k GPUs
     forget_searches();
-  if (searches_used_ == searches_.size())
-    searches_.push_back({std::vector<double>(boost::num_vertices(graph_), kUnreachable), {}, {}, {}});
+  if (searches_used_ == searches_.size()) {
+    const size_t vertices = boost::num_vertices(graph_);
+    if (searches_.size() % kSlabSearches == 0)
+      cost_slabs_.emplace_back(kSlabSearches * vertices, kUnreachable);
+    searches_.push_back({cost_slabs_.back().data() + searches_.size() % kSlabSearches * vertices, {}, {}, {}});
+  }
   Search& s = searches_[searches_used_];
   cached_[dst] = searches_used_++;
   for (FabricVertex v : s.touched)
@@ -64,7 +68,7 @@ void RouteFinder::wait(Search& s, double reach, double cost, std::vector<FabricV
 }
 
 void RouteFinder::expand(Search& s, FabricVertex origin, FabricVertex u) {
-  std::vector<double>& cost = s.cost;
+  double* cost = s.cost;
   const double c = cost[u];
   auto relax = [&](size_t k) {
     const FabricVertex w = out_target_[k];
@@ -163,7 +167,7 @@ void RouteFinder::fill_pendant(Search& s, FabricVertex v) {
     set_cost(s, v, s.cost[via] + out_cost_[pendant_pos_[v]]);
 }
 
-const std::vector<double>& RouteFinder::settle_for(Search& s, FabricVertex dst, FabricVertex src) {
+const double* RouteFinder::settle_for(Search& s, FabricVertex dst, FabricVertex src) {
   if (!pendant_[src] || src == dst) {
     settle(s, dst, src);
     return s.cost;
@@ -174,16 +178,17 @@ const std::vector<double>& RouteFinder::settle_for(Search& s, FabricVertex dst, 
   return s.cost;
 }
 
-const std::vector<double>& RouteFinder::costs_to(FabricVertex dst) {
+std::vector<double> RouteFinder::costs_to(FabricVertex dst) {
   Search& s = search_to(dst);
   settle(s, dst, kNoProbe);
-  for (FabricVertex v = 0; v < s.cost.size(); ++v)
+  const size_t vertices = boost::num_vertices(graph_);
+  for (FabricVertex v = 0; v < vertices; ++v)
     if (pendant_[v])
       fill_pendant(s, v);
-  return s.cost;
+  return std::vector<double>(s.cost, s.cost + vertices);
 }
 
-const std::vector<double>& RouteFinder::costs_to(FabricVertex dst, FabricVertex src) {
+const double* RouteFinder::costs_to(FabricVertex dst, FabricVertex src) {
   return settle_for(search_to(dst), dst, src);
 }
 

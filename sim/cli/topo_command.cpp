@@ -57,7 +57,7 @@ int topo_command(const TopoOptions& options) {
       throw model::InputError(options.file, 0, "", "a " + spec.kind + " fabric needs --gpus N");
     const topologies::FabricGraph graph = topologies::build_fabric_graph(spec, gpus);
     std::cout << "fabric " << (spec.name.empty() ? options.file : spec.name) << " (" << spec.kind << ")\n";
-    // The summary (its hop diameter: a breadth-first sweep per 64 GPUs of distinct neighbours, 6 s
+    // The summary (its hop diameter: a breadth-first sweep per 256 GPUs of distinct neighbours, 6 s
     // of a rail-optimised fabric at 131,072 GPUs) reads the graph only: it runs beside the
     // collectives' estimates, whose route search keeps one core.
     const std::launch policy = gpus >= 4096 ? std::launch::async : std::launch::deferred;

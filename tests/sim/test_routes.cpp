@@ -223,6 +223,28 @@ TEST_CASE("batched routes equal routes requested one by one, on every catalog fa
   }
 }
 
+// A batch whose destinations are each reached from another leaf only (the other half of the ranks):
+// a GPU's routes then all pass its leaf, whose paths from the far leaves an earlier destination on
+// the same leaf already walked (the delegated next hops, RouteFinder::prepare). Each destination must
+// still get the leaf's own hop to it.
+TEST_CASE("batched routes to GPUs reached only from far leaves equal routes requested one by one") {
+  std::list<topologies::FabricGraph> graphs;
+  for (const char* name : {"fat-tree-2to1", "fat-tree-4to1", "dgx-h100-ndr", "dgx-a100-hdr", "dragonfly-example"}) {
+    INFO(name);
+    const topologies::FabricGraph& graph = catalog_graph(graphs, name, 512);
+    const auto gv = topologies::gpu_vertices(graph);
+    std::vector<Request> reqs;
+    for (size_t i = 0; i < gv.size(); ++i)
+      reqs.emplace_back(gv[i], gv[(i + gv.size() / 2) % gv.size()]);
+    topologies::RouteFinder one_by_one(graph), batched(graph);
+    const auto got = batched.routes(reqs);
+    size_t differ = 0;
+    for (size_t i = 0; i < reqs.size(); ++i)
+      differ += !same(got[i], one_by_one.route(reqs[i].first, reqs[i].second));
+    CHECK(differ == 0);
+  }
+}
+
 TEST_CASE("auto's estimates with one finder shared by the candidates equal estimates each with its own") {
   // 256 GPUs: one thread; 4,096: the ring order and the largest candidate's walk on a second thread.
   for (const auto& [fabric, gpus] :
