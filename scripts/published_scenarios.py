@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Writes scenarios/published/: one memwall scenario per published training layout.
+
+The layouts are ../shared/published-layouts/layouts.json (75 real runs as their sources state them;
+no results). Each file names its source and lists what it assumes where the source is silent or
+where memwall's catalog has no exact match. The mapping rules are the ones below, the same for
+every row; nothing is tuned per row. Run again after changing a rule:
+
+    /usr/bin/python3 scripts/published_scenarios.py [layouts.json] [out_dir]
+"""
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The source's GPU -> memwall's catalog name, and the catalog fabric of that system.
+GPUS = [("A100", "A100-80GB", "dgx-a100-hdr"), ("H100", "H100-SXM", "dgx-h100-ndr"),
+        ("GB200", "GB200", "gb200-nvl72"), ("B200", "B200", "dgx-h100-ndr")]
+# Vocabularies the source leaves out, by model family (the models' own tokenizers).
+VOCAB = {"GPT3": 50257, "LLAMA2": 32000, "NEMOTRON": 256000, "MIXTRAL": 32000}
+
+
+def gpu_and_fabric(row, assumed):
+    stated = row["gpu"]
+    for prefix, name, fabric in GPUS:
+        if stated.startswith(prefix) and not (prefix == "B200" and stated.startswith("GB")):
+            if stated != name and not stated.startswith(("A100-SXM4-80GB", "H100-SXM-80GB")):
+                assumed.append(f"GPU '{stated}' as the catalog's {name}")
+            if prefix == "B200":
+                assumed.append("no DGX B200 fabric in the catalog: DGX H100's (NVLink 4, NDR)")
+            if "RoCE" in row["interconnect"]:
+                assumed.append(f"fabric '{row['interconnect']}' as {fabric}")
+            return name, fabric
+    return stated, "dgx-h100-ndr"  # not in the catalog: memwall refuses the GPU by name
+
+
+def model_of(row, assumed):
+    m = {"hidden": row["hidden"], "layers": row["layers"], "heads": row["heads"]}
+    m["kv_heads"] = row["kv_heads"] or row["heads"]
+    if row["head_dim"] and row["head_dim"] * row["heads"] != row["hidden"]:
+        assumed.append(f"head size {row['head_dim']} x {row['heads']} heads != hidden: memwall uses hidden / heads")
+    ffn = str(row["ffn_type"]).lower()
+    if "swiglu" in ffn:
+        m["ffn"] = "swiglu"
+    elif "gated" in ffn:
+        m["ffn"] = "swiglu"
+        assumed.append(f"MLP '{row['ffn_type']}' counted as SwiGLU (gated, 3 matrices)")
+    elif "squared_relu" in ffn:
+        m["ffn"] = "gelu"
+        assumed.append("squared-ReLU MLP counted as GELU (2 matrices, same FLOPs)")
+    else:
+        m["ffn"] = "gelu"
+        if row["ffn_type"] is None:
+            assumed.append("MLP type not stated: GELU (2 matrices)")
+    if row["ffn_hidden"]:
+        m["ffn_hidden"] = row["ffn_hidden"]
+    elif not row["moe"]:
+        assumed.append("MLP width not stated: 4 x hidden")
+    vocab = row["vocab"]
+    if not vocab:
+        family = next((f for f in VOCAB if row["model"].upper().startswith(f)), None)
+        vocab = VOCAB.get(family, 32000)
+        assumed.append(f"vocabulary not stated: {vocab} ({family or 'unknown family'})")
+    m["vocab"] = vocab
+    m["seq_len"] = row["seq"]
+    # Narayanan et al. 2021 and Korthikanti et al. 2022 count full attention; the others use causal kernels.
+    m["causal"] = not row["id"].startswith(("narayanan", "korthikanti", "bloom"))
+    if row["moe"]:
+        mo = row["moe"]
+        moe = {"experts": mo["experts"], "top_k": mo["top_k"], "expert_ffn_hidden": mo["expert_ffn"],
+               "shared_experts": mo.get("shared_experts") or 0}
+        first_dense = mo.get("first_dense") or mo.get("dense_layers_first")
+        if first_dense:
+            moe["first_dense"] = first_dense
+        if mo.get("shared_ffn") and mo["shared_ffn"] != mo["expert_ffn"]:
+            assumed.append(f"shared expert width {mo['shared_ffn']} taken as the routed experts' {mo['expert_ffn']}")
+        if mo.get("note"):
+            assumed.append(f"not modelled: {mo['note']}")
+        m["moe"] = moe
+    return m
+
+
+def parallelism_of(row, assumed):
+    p = {"tensor": row["tp"], "pipeline": row["pp"]}
+    if row["cp"] and row["cp"] > 1:
+        p["context"] = row["cp"]
+    if row["ep"] and row["ep"] > 1:
+        p["expert"] = row["ep"]
+    vp = row["vp"]
+    if isinstance(vp, int) and vp > 1:
+        p["virtual_stages"] = vp
+        # Megatron-Core's split of 126 (Llama 3.1 405B) and 94 (Qwen3 235B) layers over PP x VP.
+        if (row["layers"] + 2) % (row["pp"] * vp) == 0 and row["layers"] % (row["pp"] * vp) != 0:
+            p["account_for_embedding"] = True
+            p["account_for_loss"] = True
+            assumed.append("embedding and loss counted as pipeline layers (Megatron-Core's account_for_*)")
+    elif vp is not None and not isinstance(vp, int):
+        assumed.append(f"pipeline schedule '{vp}' as 1F1B")
+    sp = row["sp"]
+    if sp is None and row["tp"] > 1 and row["id"].startswith(("mb_", "nemo_", "megatronlm_")):
+        sp = True
+        assumed.append("sequence parallelism on with TP (NeMo / Megatron-Bridge default)")
+    if sp and row["tp"] > 1:
+        p["sequence_parallel"] = True
+    return p
+
+
+def training_of(row, assumed):
+    prec = str(row["precision"]).lower()
+    fp8 = "fp8" in prec or "float8" in prec
+    if not fp8 and "bf16" not in prec and "16" not in prec:
+        assumed.append(f"precision '{row['precision']}': 16-bit mixed")
+    rec = str(row["recompute"]).lower()
+    recompute = "full" if "full" in rec else ("selective" if "selective" in rec else "none")
+    if row["recompute"] is None:
+        assumed.append("activation recompute not stated: none")
+    if row["fsdp"]:
+        sharding = "zero3"
+    elif row["id"].startswith(("narayanan", "korthikanti")):
+        sharding = "none"  # Megatron-LM before its distributed optimizer
+    else:
+        sharding = "zero1"
+        assumed.append("optimizer state sharded over data-parallel ranks (Megatron-Core's distributed optimizer / ZeRO-1)")
+    return {"sharding": sharding, "precision": "fp8" if fp8 else "bf16", "activation_recompute": recompute}
+
+
+def flow(d):
+    """A mapping in YAML flow style (the values are numbers, booleans and plain words)."""
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, dict):
+            return flow(v)
+        return str(v)
+    return "{" + ", ".join(f"{k}: {value(v)}" for k, v in d.items()) + "}"
+
+
+def scenario_text(row):
+    assumed = []
+    gpu, fabric = gpu_and_fabric(row, assumed)
+    model = model_of(row, assumed)
+    par = parallelism_of(row, assumed)
+    training = training_of(row, assumed)
+    lines = [f"# {row['id']}: {row['model']} on {row['gpus']} x {row['gpu']}",
+             f"# Source: {row['source']}"]
+    if row.get("arch_source"):
+        lines.append(f"# Architecture: {row['arch_source']}")
+    lines.append(f"# Interconnect as stated: {row['interconnect']}")
+    lines.append(f"# Precision as stated: {row['precision']}; recompute as stated: {row['recompute']}")
+    lines.append("# Written by scripts/published_scenarios.py from ../shared/published-layouts/layouts.json.")
+    for a in assumed:
+        lines.append(f"# Assumed: {a}")
+    lines += [f"name: {row['id']}",
+              f"gpu: {gpu}",
+              f"model: {flow(model)}",
+              f"batch: {flow({'global_batch': row['gbs'] or row['gpus'], 'micro_batch': row['mbs'] or 1})}",
+              f"cluster: {flow({'gpus': row['gpus'], 'fabric': fabric})}",
+              f"parallelism: {flow(par)}",
+              f"training: {flow(training)}"]
+    if not row["gbs"]:
+        lines.insert(-6, "# Assumed: global batch not stated: one sequence per GPU")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    layouts = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared", "published-layouts",
+                                                                   "layouts.json")
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "scenarios", "published")
+    os.makedirs(out, exist_ok=True)
+    rows = json.load(open(layouts))
+    for row in rows:
+        with open(os.path.join(out, row["id"] + ".yaml"), "w") as f:
+            f.write(scenario_text(row))
+    print(f"wrote {len(rows)} scenarios to {out}")
+
+
+if __name__ == "__main__":
+    main()
