@@ -96,9 +96,13 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   // expt_dp_group) (megatron/core/optimizer/__init__.py: dense and expert parameter groups each
   // get their own distributed optimizer over those groups).
   const long long dense_replicas = layout.data * layout.context;
-  const long long expert_replicas = std::max(1LL, dense_replicas / std::max(1LL, layout.expert));
+  // A routed expert is split expert_tensor_parallel ways (the tensor degree unless folded over TP), and
+  // its expert-data-parallel group is TP x DP x CP / (EP x ETP) ranks.
+  const double etp = double(layout.expert_tensor_degree());
+  const long long expert_replicas =
+      std::max(1LL, layout.tensor * dense_replicas / std::max(1LL, layout.expert * layout.expert_tensor_degree()));
   MemoryFootprint f = footprint_of((params - expert_params) / t, activations, gpu, sharded, dense_replicas);
-  const MemoryFootprint experts = footprint_of(expert_params / t, 0.0, gpu, sharded, expert_replicas);
+  const MemoryFootprint experts = footprint_of(expert_params / etp, 0.0, gpu, sharded, expert_replicas);
   f.weight_bytes += experts.weight_bytes;
   f.gradient_bytes += experts.gradient_bytes;
   f.optimizer_bytes += experts.optimizer_bytes;

@@ -33,6 +33,14 @@ struct ParallelLayout {
   bool gpipe = false;                  // the GPipe schedule instead of 1F1B
   long long context = 1;
   long long expert = 1;
+  // Megatron-Core's expert_tensor_parallel_size: how many ways a routed expert's GEMMs are split. 0
+  // (the default) is the tensor degree: an expert group is EP data x context slots, one communicator
+  // per TP rank. 1 with tensor > 1 folds the expert group over the TP ranks too (MoE parallel
+  // folding): EP / tensor slots x all their TP ranks, one communicator, whole experts.
+  long long expert_tensor = 0;
+  long long expert_tensor_degree() const { return expert_tensor > 0 ? expert_tensor : tensor; }
+  // The data x context slots of one expert group: EP with whole-TP experts, EP / tensor folded.
+  long long expert_slots() const { return expert * expert_tensor_degree() / tensor; }
   long long data = 1; // gpus / (tensor x pipeline x context)
   std::array<Axis, kAxes> placement{Axis::Tensor, Axis::Context, Axis::Expert, Axis::Data, Axis::Pipeline};
 

@@ -87,6 +87,9 @@ def parallelism_of(row, assumed):
         p["context"] = row["cp"]
     if row["ep"] and row["ep"] > 1:
         p["expert"] = row["ep"]
+        if row["tp"] > 1 and (row["dp"] * (row["cp"] or 1)) % row["ep"] != 0:
+            p["expert_tensor_parallel"] = 1
+            assumed.append("expert_tensor_parallel 1: EP exceeds DP x CP, so the source folds experts over TP ranks")
     vp = row["vp"]
     if isinstance(vp, int) and vp > 1:
         p["virtual_stages"] = vp

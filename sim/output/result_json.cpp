@@ -50,6 +50,7 @@ nlohmann::json parallel_breakdown(const Scenario& s, const RunResult& r) {
   p["schedule"] = l.gpipe ? "gpipe" : (l.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b");
   p["context"] = l.context;
   p["expert"] = l.expert;
+  p["expert_tensor_parallel"] = l.expert_tensor_degree();
   p["data"] = l.data;
   p["stage_layers"] = l.stage_layers;
   std::vector<std::string> placement;

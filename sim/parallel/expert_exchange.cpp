@@ -31,21 +31,24 @@ struct BlockRanks {
   std::vector<std::vector<long long>> communicators;
 };
 
-// Blocks of E consecutive slots (replica x c + context rank) of a stage: Megatron-Core's expert
-// groups with expert_tensor_parallel = TP, EP folded over CP x DP (context innermost).
+// Blocks of consecutive slots (replica x c + context rank) of a stage: Megatron-Core's expert groups.
+// With expert_tensor_parallel = TP, E slots, EP folded over CP x DP (context innermost), one
+// communicator per TP rank; with expert_tensor_parallel = 1, E / t slots and one communicator of all
+// their GPUs (slot by slot, TP ranks innermost), EP folded over TP x CP x DP.
 std::vector<BlockRanks> blocks_of(const model::ParallelLayout& l) {
   std::vector<BlockRanks> blocks;
-  const long long e = l.expert, slots = l.data * l.context;
+  const long long e = l.expert_slots(), slots = l.data * l.context;
+  const bool folded_over_tp = l.expert_tensor_degree() != l.tensor;
   for (long long stage = 0; stage < l.pipeline; ++stage)
     for (long long first = 0; first < slots; first += e) {
       BlockRanks b;
       b.stage = stage;
-      b.communicators.resize(size_t(l.tensor));
+      b.communicators.resize(folded_over_tp ? 1 : size_t(l.tensor));
       for (long long slot = first; slot < first + e; ++slot) {
         b.slots.push_back(slot);
         const std::vector<long long> members = group_members(l, stage, slot);
         for (size_t i = 0; i < members.size(); ++i)
-          b.communicators[i].push_back(members[i]);
+          b.communicators[folded_over_tp ? 0 : i].push_back(members[i]);
       }
       blocks.push_back(std::move(b));
     }

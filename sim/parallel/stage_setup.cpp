@@ -109,9 +109,12 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     double params = 0;
     for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
       const model::LayerRange range = model::chunk_layers(l, stage, chunk);
-      for (long long layer = range.first; layer < range.last; ++layer) // EP splits the routed experts
-        params += work.layer(layer).params -
-                  work.layer(layer).routed_expert_params * (1.0 - 1.0 / double(l.expert));
+      for (long long layer = range.first; layer < range.last; ++layer) { // EP splits the routed experts
+        // A GPU's routed experts: 1 / EP of them, split t ways (work's share) or whole (folded over TP).
+        const double routed = work.layer(layer).routed_expert_params;
+        params += work.layer(layer).params - routed +
+                  routed * double(l.tensor) / double(l.expert_tensor_degree()) / double(l.expert);
+      }
     }
     if (stage == 0)
       params += work.embedding_params;

@@ -118,7 +118,9 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
   const LinkFigures cp_link = link_for(fabric, stride_of(l, model::Axis::Context), c);
   const long long data_stride = stride_of(l, c > 1 ? model::Axis::Context : model::Axis::Data);
   const LinkFigures dp_link = ring_link_for(fabric, data_stride, replicas, s.channels); // both engines run channels
-  const LinkFigures ep_link = link_for(fabric, data_stride, e); // EP groups: consecutive slots (context innermost)
+  // EP groups: consecutive slots (context innermost), with their TP ranks when folded over TP.
+  const LinkFigures ep_link = link_for(
+      fabric, l.expert_tensor_degree() != t ? stride_of(l, model::Axis::Tensor) : data_stride, e);
   const LinkFigures pp_link = link_for(fabric, stride_of(l, model::Axis::Pipeline), p);
   StepEstimate est;
 
@@ -160,7 +162,8 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
         const bool recomputed = model::layer_recomputed(s.training, layer);
         T += pass(w.fwd_gemm, w.fwd_elementwise, w.moe, 1, 2, tp, cp, ep);
         T += pass(w.bwd_gemm, w.bwd_elementwise, w.moe, recomputed ? 3 : 2, recomputed ? 4 : 2, tp, cp, ep);
-        params += w.params - w.routed_expert_params * (1.0 - 1.0 / double(e));
+        params += w.params - w.routed_expert_params +
+                  w.routed_expert_params * double(t) / double(l.expert_tensor_degree()) / double(e);
       }
     }
     if (stage == 0) {

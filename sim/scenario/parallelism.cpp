@@ -120,13 +120,26 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
       return problem("parallelism.expert",
                      "expert " + n(l.expert) + " does not divide the " + n(m.moe.experts) + " experts");
     // Expert groups are consecutive (data-parallel replica, context rank) slots of a stage, context
-    // innermost: Megatron-Core's folding of EP over CP x DP with expert_tensor_parallel = TP.
-    if ((l.data * l.context) % l.expert != 0)
+    // innermost: Megatron-Core's folding of EP over CP x DP with expert_tensor_parallel = TP, and
+    // over TP x CP x DP with expert_tensor_parallel = 1.
+    const long long etp = l.expert_tensor_degree();
+    if (etp != l.tensor && etp != 1)
+      return problem("parallelism.expert_tensor_parallel",
+                     "expert_tensor_parallel " + n(etp) + " with tensor " + n(l.tensor) +
+                         ": memwall models 1 (whole experts, the expert group folded over the tensor-parallel "
+                         "ranks) or the tensor degree (each expert split as the dense layers)");
+    if (etp != l.tensor && l.expert % l.tensor != 0)
+      return problem("parallelism.expert",
+                     "expert " + n(l.expert) + " with expert_tensor_parallel 1 folds over whole tensor-parallel "
+                         "groups: it must be a multiple of tensor " + n(l.tensor));
+    if ((l.data * l.context) % l.expert_slots() != 0)
       return problem("parallelism.expert",
                      "expert " + n(l.expert) + " does not divide data " + n(l.data) + " x context " + n(l.context) +
                          " = " + n(l.data * l.context) +
-                         " (expert groups are made of data-parallel replicas and context ranks; folding over "
-                         "tensor-parallel ranks, expert_tensor_parallel < tensor, is not modelled)");
+                         (etp == l.tensor ? std::string(" (expert groups are made of data-parallel replicas and context "
+                                                        "ranks; expert_tensor_parallel: 1 also folds them over the "
+                                                        "tensor-parallel ranks)")
+                                          : " in groups of expert / tensor = " + n(l.expert_slots()) + " slots"));
     if (m.moe.imbalance > double(l.expert))
       return problem("parallelism.expert",
                      model::format("moe.imbalance %g exceeds the expert-parallel degree %lld: the hot GPU cannot "
@@ -227,13 +240,14 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
 model::ParallelLayout read_layout(const InputNode& node) {
   node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
                    "pipeline_layout", "account_for_embedding", "account_for_loss", "schedule", "context", "expert",
-                   "placement"});
+                   "expert_tensor_parallel", "placement"});
   model::ParallelLayout l;
   auto degree = [&](const char* key) { return node.has(key) ? node.child(key).as_count(kMaxGpus, "GPUs") : 1LL; };
   l.tensor = degree("tensor");
   l.pipeline = degree("pipeline");
   l.context = degree("context");
   l.expert = degree("expert");
+  l.expert_tensor = node.has("expert_tensor_parallel") ? degree("expert_tensor_parallel") : 0;
   l.virtual_stages = node.has("virtual_stages") ? node.child("virtual_stages").as_count(kMaxLayers, "chunks") : 1;
   if (auto c = node.optional_child("sequence_parallel"))
     l.sequence_parallel = c->as_bool();

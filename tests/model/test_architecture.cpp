@@ -227,6 +227,37 @@ TEST_CASE("distributed optimizer: dense state over DP x CP, a routed expert's ov
   CHECK(moe.optimizer_bytes > 12.0 * (total - routed + routed / 4.0) / 8.0 * 1.5);
 }
 
+TEST_CASE("experts folded over TP (expert_tensor_parallel 1) hold whole experts; their state over TP x DP x CP / EP") {
+  // Mixtral 8x7B, TP 2, DP 4, EP 8 over the 8 GPUs (4 slots x 2 TP ranks), expert_tensor_parallel 1: each
+  // GPU holds 8 / 8 = 1 whole expert per layer, where TP-split experts (EP 4 over DP 4) hold 2 halves.
+  // Dense parameters are split over TP as always. The experts' expert-data-parallel group is
+  // t d c / (EP x ETP) = 8 / 8 = 1 GPU: their optimizer state is not sharded further.
+  const model::GpuSpec& gpu = *model::GpuCatalog::builtin().find("H100-SXM");
+  const model::TrafficConstants traffic{};
+  model::TrainingPlan plan;
+  plan.sharding = model::Sharding::Zero1;
+  plan.activation_recompute = true;
+  const model::ArchitectureSpec& mixtral = catalog("mixtral-8x7b");
+  const double total = model::count_params(mixtral).total;
+  const double routed = 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0; // layers x experts x SwiGLU's 3 d x f matrices
+  model::ParallelLayout folded;
+  folded.tensor = 2;
+  folded.sequence_parallel = true;
+  folded.data = 4;
+  folded.expert = 8;
+  folded.expert_tensor = 1;
+  folded.stage_layers = {mixtral.layers};
+  const auto f = model::stage_footprint(mixtral, folded, 0, 1, 4096, gpu, traffic, plan);
+  const double dense_per_gpu = (total - routed) / 2.0, experts_per_gpu = routed / 8.0;
+  CHECK(f.weight_bytes == Approx(2.0 * (dense_per_gpu + experts_per_gpu)).epsilon(1e-12));
+  CHECK(f.optimizer_bytes == Approx(12.0 * (dense_per_gpu / 4.0 + experts_per_gpu)).epsilon(1e-12));
+  model::ParallelLayout split = folded; // the same degrees, experts split over TP: half the expert bytes
+  split.expert = 4;
+  split.expert_tensor = 0;
+  const auto g = model::stage_footprint(mixtral, split, 0, 1, 4096, gpu, traffic, plan);
+  CHECK(g.weight_bytes == Approx(2.0 * (dense_per_gpu + routed / 4.0 / 2.0)).epsilon(1e-12));
+}
+
 TEST_CASE("FP8: a linear layer's saved input is its FP8 copy, 1 byte a value (Transformer Engine)") {
   // Per token and layer, 1 byte less for each value of: the QKV input (h), the projection input (h),
   // the first FFN GEMM's input (h) and the second's (the FFN width f). Llama 3 8B: 3 x 4096 + 14336.

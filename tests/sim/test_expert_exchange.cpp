@@ -163,6 +163,24 @@ TEST_CASE("expert all-to-all: EP folded over data x context (EP 4 over DP 2 x CP
   const double e = 4, layers = 2, message = 1024.0 / 2.0 * 2.0 * 1024.0 * 2.0, alpha = 2e-6;
   const double one = (e - 1.0) * message / (e * 50e9) + alpha;
   CHECK(r["parallelism"]["t_ep_comm_s"].get<double>() == rel(4.0 * layers * one, 0.01));
+  // Folded over TP as well (expert_tensor_parallel 1): TP 2 x DP 2, EP 4 is one group of all four GPUs,
+  // each with 1 / t of a micro-batch's tokens (sequence parallel): M = tokens / 2 x top_k x d x 2 bytes,
+  // the same all-to-all on the star.
+  const std::string folded_yaml =
+      "gpu: A100-80GB\n"
+      "model: {hidden: 1024, layers: 2, seq_len: 1024, vocab: 1024, heads: 8, ffn: gelu, tied_embeddings: true,\n"
+      "        moe: {experts: 8, top_k: 2, expert_ffn_hidden: 2048}}\n"
+      "batch: {global_batch: 2, micro_batch: 1}\n"
+      "cluster: {gpus: 4, fabric: {kind: star, bandwidth: 50GB/s, latency: 1us}}\n"
+      "parallelism: {tensor: 2, sequence_parallel: true, expert: 4, expert_tensor_parallel: 1}\n"
+      "training: {sharding: none}\n";
+  const auto folded = sim::run_isolated(scenario_from_text(folded_yaml, "fold-tp"));
+  CHECK(folded["parallelism"]["t_ep_comm_s"].get<double>() == rel(4.0 * layers * one, 0.01));
+  CHECK(folded["parallelism"]["expert_tensor_parallel"].get<long long>() == 1);
+  // Without the key, EP 4 must divide DP 2: refused, naming the key that folds over TP.
+  std::string unfolded = folded_yaml;
+  unfolded.replace(unfolded.find(", expert_tensor_parallel: 1"), std::string(", expert_tensor_parallel: 1").size(), "");
+  CHECK_THROWS_WITH(scenario_from_text(unfolded, "bad"), Catch::Contains("expert_tensor_parallel: 1"));
   // EP 3 divides neither: refused, naming data x context.
   CHECK_THROWS_WITH(scenario_from_text("gpu: A100-80GB\n"
                                        "model: {hidden: 1024, layers: 2, seq_len: 1024, heads: 8, moe: {experts: 6, top_k: 2, expert_ffn_hidden: 2048}}\n"
