@@ -405,7 +405,13 @@ void StageActor::operator()() const {
     for (const pipeline::PipelineOp& op : job_.orders[size_t(stage)])
       op.forward ? forward(step, op) : backward(step, op);
     // After the flush: the stage's gradients over its replicas (Megatron-LM 2021: not overlapped).
-    // ZeRO-1 (the distributed optimizer) reduce-scatters, updates its shard, all-gathers.
+    // ZeRO-1 (the distributed optimizer) reduce-scatters, updates its shard, all-gathers. FSDP
+    // (zero2 / zero3) under a pipeline does the same: PyTorch's pipelining keeps a stage's parameters
+    // gathered and its gradients unreduced over the micro-batches (torch/distributed/pipelining/
+    // stage.py, backward_maybe_with_nosync: set_reshard_after_backward(False),
+    // set_requires_gradient_sync(False)) and reduce-scatters them after the last backward; the
+    // parameters are gathered again for the next step's first forward (torchtitan and Llama 3 do not
+    // reshard after the forward under PP). Same bytes, same place in the step.
     if (sharded) {
       ring_round(step, 0, gradient_bytes, trace::TracePhase::ReduceScatter);
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
