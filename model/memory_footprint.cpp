@@ -114,13 +114,23 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   return f;
 }
 
+double runtime_reserve_bytes(long long communicators) {
+  return kCudaContextBytes + kNcclBytesPerCommunicator * double(std::max(0LL, communicators));
+}
+
+MemoryFootprint with_runtime_reserve(MemoryFootprint f, long long communicators) {
+  f.reserved_bytes = runtime_reserve_bytes(communicators);
+  f.total_bytes += f.reserved_bytes;
+  return f;
+}
+
 std::string MemoryFootprint::describe() const {
-  char text[256];
+  char text[320];
   std::snprintf(text, sizeof text,
-                "%.1f GB per GPU (weights %.1f, gradients %.1f, optimizer state %.1f, activations %.1f GB) %s %.0f GB "
-                "of HBM",
+                "%.1f GB per GPU (weights %.1f, gradients %.1f, optimizer state %.1f, activations %.1f, CUDA context "
+                "and NCCL %.1f GB) %s %.1f GB of HBM",
                 total_bytes / 1e9, weight_bytes / 1e9, gradient_bytes / 1e9, optimizer_bytes / 1e9,
-                activation_bytes / 1e9, fits() ? "<=" : ">", capacity_bytes / 1e9);
+                activation_bytes / 1e9, reserved_bytes / 1e9, fits() ? "<=" : ">", capacity_bytes / 1e9);
   return text;
 }
 

@@ -21,11 +21,24 @@ struct MemoryFootprint {
   double gradient_bytes = 0;   // bf16 gradients held by a GPU
   double optimizer_bytes = 0;  // fp32 master, m, v held by a GPU
   double activation_bytes = 0; // saved for backward
+  double reserved_bytes = 0;   // the CUDA context and NCCL's buffers: no tensor can use them
   double total_bytes = 0;
   double capacity_bytes = 0;
   bool fits() const { return total_bytes <= capacity_bytes; }
   std::string describe() const; // "119.5 GB per GPU (weights 13.7, gradients 13.7, ...) > 80 GB HBM"
 };
+
+// What a training process holds besides its tensors: the CUDA context, 0.5 GB (PyTorch issues #28113,
+// "200+mb to 700+mb ... the size of the CUDA context", and #107667, about 300 MB with lazy loading),
+// and NCCL's buffers, 0.688 GB per communicator (NVIDIA/nccl #964, 4 x A100: 544 MB for a group of
+// two, 688 MB for larger ones; NCCL_BUFFSIZE, 4 MiB per channel and peer, is most of it).
+// `communicators`: the process groups a GPU's collectives run in (tensor, data x context, context,
+// pipeline, expert), NCCL creating each on first use.
+constexpr double kCudaContextBytes = 0.5e9;
+constexpr double kNcclBytesPerCommunicator = 0.688e9;
+double runtime_reserve_bytes(long long communicators);
+// `f` with that reserve counted in its total.
+MemoryFootprint with_runtime_reserve(MemoryFootprint f, long long communicators);
 
 MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
                                  const TrafficConstants& traffic, const TrainingPlan& plan = {}, long long gpus = 1);

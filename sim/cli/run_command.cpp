@@ -71,7 +71,7 @@ std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
                                   record["tokens_per_s_per_gpu"].get<double>(), 100 * record["mfu"].get<double>(),
                                   100 * record["hfu"].get<double>());
   if (record.value("oom", false))
-    row += model::format("  [OOM %.1f GB > %.0f GB]", record["footprint_bytes"].get<double>() / 1e9,
+    row += model::format("  [OOM %.1f GB > %.1f GB]", record["footprint_bytes"].get<double>() / 1e9,
                          record["hbm_capacity_bytes"].get<double>() / 1e9);
   // Power beyond the seed's columns, when the scenario asks for any of it (the seed's rows stay as
   // they are): facility energy per token, a server's mean power, the cap's lowest clock; a run's budget.

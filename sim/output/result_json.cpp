@@ -218,6 +218,10 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   const model::MemoryFootprint footprint = scenario_footprint(s);
   j["footprint_bytes"] = footprint.total_bytes;
   j["hbm_capacity_bytes"] = footprint.capacity_bytes;
+  j["memory"] = {{"weight_bytes", footprint.weight_bytes},         {"gradient_bytes", footprint.gradient_bytes},
+                 {"optimizer_bytes", footprint.optimizer_bytes},   {"activation_bytes", footprint.activation_bytes},
+                 {"reserved_bytes", footprint.reserved_bytes},     {"total_bytes", footprint.total_bytes},
+                 {"capacity_bytes", footprint.capacity_bytes}};
   j["oom"] = !footprint.fits();
   for (const auto& f : kMetricFields)
     j[f.key] = r.metrics.*f.field;

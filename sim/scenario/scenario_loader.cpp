@@ -181,14 +181,32 @@ std::vector<double> gpu_speed_factors(const Scenario& s) {
   return factors;
 }
 
+namespace {
+
+// The NCCL communicators a GPU of the layout joins: one per parallel group of more than one GPU
+// (tensor; data x context, the gradients'; context, the key-value ring's; pipeline; expert).
+long long communicators_of(const Scenario& s) {
+  const model::ParallelLayout& l = s.layout;
+  if (!l.model_parallel())
+    return s.gpus > 1 ? 1 : 0;
+  long long n = 0;
+  for (long long degree : {l.tensor, l.data * l.context, l.context, l.pipeline, l.expert})
+    n += degree > 1 ? 1 : 0;
+  return n;
+}
+
+} // namespace
+
 model::MemoryFootprint stage_memory(const Scenario& s, long long stage) {
   const model::ParallelLayout& l = s.layout;
   const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
   const long long in_flight =
       pipeline::peak_in_flight(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
   // A context-parallel GPU holds 1 / c of each sequence's tokens.
-  return model::stage_footprint(architecture_of(s), l, stage, in_flight, s.tokens_per_microbatch / double(l.context),
-                                s.gpu, s.traffic, s.training);
+  return model::with_runtime_reserve(model::stage_footprint(architecture_of(s), l, stage, in_flight,
+                                                            s.tokens_per_microbatch / double(l.context), s.gpu,
+                                                            s.traffic, s.training),
+                                     communicators_of(s));
 }
 
 model::MemoryFootprint scenario_footprint(const Scenario& s) {
@@ -199,7 +217,9 @@ model::MemoryFootprint scenario_footprint(const Scenario& s) {
         worst = f;
     return worst;
   }
-  return model::memory_footprint(architecture_of(s), s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus);
+  return model::with_runtime_reserve(
+      model::memory_footprint(architecture_of(s), s.tokens_per_microbatch, s.gpu, s.traffic, s.training, s.gpus),
+      communicators_of(s));
 }
 
 void check_memory(const Scenario& s, bool allow_oom) {

@@ -34,7 +34,8 @@ std::string job(const std::string& sharding, long long pipeline = 2) {
 TEST_CASE("FSDP + TP + PP: state per GPU by hand, the gradients and parameters once a step over the stage's replicas") {
   // Stage 0 holds 2 layers of 12 d^2 weights (GELU MLP, no biases), split over TP 2: P = 12 d^2 per GPU.
   // Held during the step: BF16 parameters (2 B) and gradients (2 B) of P, and 1/DP of the fp32
-  // parameters, m and v (12 B): (2 + 2 + 12 / 2) P.
+  // parameters, m and v (12 B): (2 + 2 + 12 / 2) P. Besides tensors: the CUDA context (0.5 GB) and
+  // NCCL's buffers for the tensor, data and pipeline communicators (3 x 0.688 GB).
   const double d = 4096, p = 2.0 * 12.0 * d * d / 2.0;
   // The ring's two rounds (reduce-scatter, all-gather) each send (DP - 1) / DP of 2 B x P per GPU over
   // its NIC (25 GB/s).
@@ -44,7 +45,7 @@ TEST_CASE("FSDP + TP + PP: state per GPU by hand, the gradients and parameters o
     const auto r = sim::run_isolated(scenario_from_text(job(sharding), "fsdp"));
     const auto& stage0 = r["parallelism"]["stages"][0];
     CHECK(stage0["footprint_bytes"].get<double>() - stage0["activation_bytes"].get<double>() ==
-          rel((2.0 + 2.0 + 12.0 / 2.0) * p, 1e-12));
+          rel((2.0 + 2.0 + 12.0 / 2.0) * p + 0.5e9 + 3.0 * 0.688e9, 1e-12));
     CHECK(stage0["activation_bytes"].get<double>() > 0);
     CHECK(stage0["t_dp_comm_s"].get<double>() == rel(dp_s, 1e-9));
     // The distributed optimizer (zero1) moves the same bytes at the same place in the step.
@@ -87,4 +88,20 @@ TEST_CASE("FSDP with TP and no pipeline is refused, naming the key and what to u
     CHECK(what.find("parallelism") != std::string::npos);
     CHECK(what.find("no pipeline") != std::string::npos);
   }
+}
+
+TEST_CASE("memory: the CUDA context and one NCCL communicator per parallel group of more than one GPU") {
+  // TP 2 x CP 2 x DP 2 x PP 2 (16 GPUs): tensor, data x context, context and pipeline groups: 4
+  // communicators. Pure data parallelism over 8 GPUs: 1. One GPU: the context alone.
+  auto reserved = [](const std::string& parallelism, long long gpus) {
+    const std::string yaml = "gpu: A100-80GB\n"
+                             "model: {hidden: 1024, layers: 4, seq_len: 2048, heads: 16, ffn: gelu}\n"
+                             "batch: {global_batch: 8, micro_batch: 1}\n"
+                             "cluster: {gpus: " + std::to_string(gpus) + ", fabric: seed-ib}\n" + parallelism +
+                             "training: {sharding: zero1}\n";
+    return sim::run_isolated(scenario_from_text(yaml, "reserve"))["memory"]["reserved_bytes"].get<double>();
+  };
+  CHECK(reserved("parallelism: {tensor: 2, context: 2, pipeline: 2}\n", 16) == rel(0.5e9 + 4.0 * 0.688e9, 1e-12));
+  CHECK(reserved("", 8) == rel(0.5e9 + 0.688e9, 1e-12));
+  CHECK(reserved("", 1) == rel(0.5e9, 1e-12));
 }
