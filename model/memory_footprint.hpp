@@ -25,7 +25,7 @@ struct MemoryFootprint {
   double total_bytes = 0;
   double capacity_bytes = 0;
   bool fits() const { return total_bytes <= capacity_bytes; }
-  std::string describe() const; // "119.5 GB per GPU (weights 13.7, gradients 13.7, ...) > 80 GB HBM"
+  std::string describe() const; // "119.3 GB per GPU (weights 13.7, ..., CUDA context and NCCL 0.5 GB) > 85.1 GB of HBM"
 };
 
 // What a training process holds besides its tensors: the CUDA context, 0.5 GB (PyTorch issues #28113,
