@@ -31,7 +31,10 @@ RunProjection project_run(const RunBudgetSpec& run, long long gpus, double step_
                           double facility_j_per_step) {
   RunProjection p;
   // A run of `tokens` takes whole steps: the last one is not cut short.
-  p.steps = run.steps > 0 ? run.steps : std::ceil(run.tokens / tokens_per_step);
+  // A wall-clock window holds the whole steps that end inside it.
+  p.steps = run.steps > 0        ? run.steps
+            : run.duration_s > 0 ? std::floor(run.duration_s / step_s)
+                                 : std::ceil(run.tokens / tokens_per_step);
   const double seconds = p.steps * step_s;
   p.days = seconds / 86400.0;
   p.gpu_hours = double(gpus) * seconds / 3600.0;

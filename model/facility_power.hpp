@@ -24,6 +24,13 @@ struct FabricInventory {
   long long servers = 1;
   long long nics = 0;
   long long switch_ports = 0;
+  long long switches = 0;
+  long long access_links = 0; // cables with a GPU or NIC at one end: a job loses that GPU with it
+  long long fabric_links = 0; // cables between switches
+  // The fewest other switches any switch is cabled to: 2 or more and a switch-to-switch cable has
+  // another path (traffic re-routes), and losing one of them costs at most 1 / (this - 1) more time
+  // on that switch's links.
+  long long min_switch_neighbours = 0;
 };
 
 // One step of the whole cluster, joules, and powers over the step.
@@ -50,11 +57,12 @@ FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory&
 // Scenario `run:` and `cost:` blocks.
 struct RunBudgetSpec {
   double tokens = 0;         // run length in tokens, or
-  double steps = 0;          // in steps (one of the two; 0: no projection)
+  double steps = 0;          // in steps, or
+  double duration_s = 0;     // in wall-clock time (one of the three; 0: no projection)
   double gpu_hour_price = 0; // money per GPU-hour (rent or amortised purchase)
   double kwh_price = 0;      // money per facility kWh
   double grid_g_per_kwh = 0; // carbon intensity of the grid, g CO2e per kWh
-  bool given() const { return tokens > 0 || steps > 0; }
+  bool given() const { return tokens > 0 || steps > 0 || duration_s > 0; }
 };
 
 struct RunProjection {

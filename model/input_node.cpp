@@ -22,7 +22,7 @@ std::pair<double, double> sane_range(Dimension dimension) {
   case Dimension::Bandwidth:
     return {1e3, 1e16}; // bytes/s: 1 kB/s to 10 PB/s
   case Dimension::Time:
-    return {1e-12, 1e7}; // s: 1 ps to ~4 months
+    return {1e-12, 1e10}; // s: 1 ps to ~300 years (a device's mean time between failures)
   case Dimension::Bytes:
     return {1.0, 1e18};
   case Dimension::FlopRate:

@@ -50,8 +50,13 @@ std::optional<double> factor_for(std::string_view unit, Dimension dimension) {
   case Dimension::Flops:
     return with_prefixes("FLOP", 1.0);
   case Dimension::Time: {
-    constexpr std::array<UnitFactor, 5> times{
-        {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
+    constexpr std::array<UnitFactor, 7> times{{{"s", 1.0},
+                                               {"ms", 1e-3},
+                                               {"us", 1e-6},
+                                               {"ns", 1e-9},
+                                               {"min", 60.0},
+                                               {"h", 3600.0},
+                                               {"days", 86400.0}}};
     for (const auto& t : times)
       if (unit == t.suffix)
         return t.factor;
@@ -85,7 +90,7 @@ std::string dimension_examples(Dimension dimension) {
   case Dimension::Bandwidth:
     return "25GB/s, 200Gb/s or a number in bytes/s";
   case Dimension::Time:
-    return "1us, 0.5ms, 0s or a number in seconds";
+    return "1us, 0.5ms, 0s, 10min, 2h, 3days or a number in seconds";
   case Dimension::Bytes:
     return "80GB, 40MB, 64GiB or a number of bytes";
   case Dimension::FlopRate:

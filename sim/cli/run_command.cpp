@@ -89,6 +89,16 @@ std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
                          record["run_days"].get<double>(), record["run_gpu_hours"].get<double>(),
                          record["run_facility_mwh"].get<double>(), record["run_cost"].get<double>(),
                          record["run_co2_t"].get<double>());
+  if (record.contains("goodput_detail")) { // failures, checkpoints and restarts over the whole run
+    const nlohmann::json& g = record["goodput_detail"];
+    row += model::format("  [goodput %.1f%% (P10 %.1f%%), %.0f interruptions, checkpoint every %.0f s, ",
+                         100 * g["goodput_mean"].get<double>(), 100 * g["goodput_p10"].get<double>(),
+                         g["interruptions_mean"].get<double>(), g["checkpoint_interval_s"].get<double>()) +
+           (s.run.duration_s > 0 ? model::format("%.0f steps kept in %.1f days]", g["steps_kept_mean"].get<double>(),
+                                                 g["days_mean"].get<double>())
+                                 : model::format("%.1f days (P50 %.1f, P90 %.1f)]", g["days_mean"].get<double>(),
+                                                 g["days_p50"].get<double>(), g["days_p90"].get<double>()));
+  }
   return row;
 }
 

@@ -71,11 +71,6 @@ model::LayerCost tensor_share(model::LayerCost c, double t, bool sequence_parall
 
 } // namespace
 
-double scenario_params(const Scenario& s) {
-  const model::ArchitectureSpec arch = architecture_of(s);
-  return model::is_seed_shaped(arch) ? model::total_params(s.shape) : model::count_params(arch).total;
-}
-
 PhaseCost optimizer_phase(const Scenario& s, double params, long long updaters) {
   const Roofline r{model::machine_balance_flops_per_byte(s.gpu), 1.0, 1.0, s.gpu.hbm_efficiency, &s.gpu, 1.0};
   return memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, updaters, s.traffic), r);

@@ -58,7 +58,5 @@ StepWork plan_step_work(const Scenario& scenario);
 // The optimizer's phase on a GPU that holds `params` parameters, its state sharded over `updaters`.
 PhaseCost optimizer_phase(const Scenario& scenario, double params, long long updaters);
 
-// Parameters of the scenario's model (the seed's 12 d^2 L + 2 V d for the seed's layer).
-double scenario_params(const Scenario& scenario);
 
 } // namespace memwall::sim

@@ -1,7 +1,10 @@
 #include "sim/output/result_json.hpp"
 
+#include "sim/scenario/reliability_keys.hpp"
+
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace memwall::sim {
 
@@ -142,6 +145,76 @@ nlohmann::json step_breakdown(const Scenario& s, const RunResult& r) {
   return b;
 }
 
+double finite_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
+
+// A whole run with failures, checkpoints and restarts (`reliability:`, `checkpoint:`; issue 31): flat
+// keys (zeros without) for sweeps and plans, and a `goodput` object with the rest.
+void goodput_figures(const Scenario& s, const model::StepMetrics& m, const model::FacilityStep& f,
+                     nlohmann::json& j) {
+  model::GoodputReport g;
+  if (s.checkpoint.write_bytes_per_s > 0) {
+    const nlohmann::json& b = j.at("breakdown");
+    GoodputInputs in;
+    in.step_s = m.step_time_s;
+    in.facility_j_per_step = f.facility_j;
+    // While the job waits (down, writing a checkpoint) its GPUs draw their static power, the rest as in a step.
+    const model::FabricInventory& inv = s.inventory;
+    in.idle_facility_w = (double(s.gpus) * s.gpu.p_static_w + double(inv.servers) * s.power.host_w_per_node +
+                          double(inv.nics) * s.power.nic_w + double(inv.switch_ports) * s.power.switch_port_w) *
+                         s.power.pue;
+    in.exposed_share = m.step_time_s > 0 ? 1.0 - (b.at("compute_s").get<double>() + b.at("optimizer_s").get<double>()) /
+                                                     m.step_time_s
+                                         : 0.0;
+    g = scenario_goodput(s, in);
+    nlohmann::json kinds = nlohmann::json::array();
+    for (size_t k = 0; k < s.reliability.kinds.size(); ++k) {
+      const model::FailureKind& kind = s.reliability.kinds[k];
+      kinds.push_back({{"kind", kind.name},
+                       {"devices", kind.devices},
+                       {"per_device_hour", kind.per_device_hour},
+                       {"effect", kind.effect == model::FailureEffect::Restart ? "restart" : "reroute"},
+                       {"interruptions_mean", g.by_kind_mean[k]}});
+    }
+    std::vector<double> days = g.days;
+    if (days.size() > 1000) // the distribution's shape, not every seed
+      days.resize(1000);
+    j["goodput_detail"] = {{"seeds", s.reliability.seeds},
+                           {"checkpoint_bytes", s.checkpoint.bytes},
+                           {"checkpoint_mode", s.checkpoint.async ? "async" : "sync"},
+                           {"checkpoint_write_s", g.checkpoint_write_s},
+                           {"checkpoint_blocking_s", g.checkpoint_blocking_s},
+                           {"checkpoint_read_s", g.checkpoint_read_s},
+                           {"checkpoint_interval_s", finite_or_zero(g.interval_s)},
+                           {"checkpoint_interval_steps", finite_or_zero(g.interval_steps)},
+                           {"young_interval_s", finite_or_zero(g.young_interval_s)},
+                           {"mtbf_s", finite_or_zero(g.mtbf_s)},
+                           {"interruptions_mean", g.interruptions_mean},
+                           {"interruptions_sem", g.interruptions_sem},
+                           {"reroutes_mean", g.reroutes_mean},
+                           {"goodput_mean", g.goodput_mean},
+                           {"goodput_p10", g.goodput_p10},
+                           {"goodput_p50", g.goodput_p50},
+                           {"days_mean", g.days_mean},
+                           {"days_p50", g.days_p50},
+                           {"days_p90", g.days_p90},
+                           {"steps_kept_mean", g.steps_mean},
+                           {"gpu_hours_mean", g.gpu_hours_mean},
+                           {"facility_mwh_mean", g.energy_mwh_mean},
+                           {"cost_mean", g.gpu_hours_mean * s.run.gpu_hour_price +
+                                             g.energy_mwh_mean * 1000 * s.run.kwh_price},
+                           {"lost_hours_mean", g.lost_h_mean},
+                           {"down_hours_mean", g.down_h_mean},
+                           {"checkpoint_wait_hours_mean", g.checkpoint_h_mean},
+                           {"failures", kinds},
+                           {"days", days}};
+  }
+  j["goodput"] = g.goodput_mean;
+  j["interruptions"] = g.interruptions_mean;
+  j["checkpoint_interval_s"] = finite_or_zero(g.interval_s);
+  j["run_days_with_failures"] = g.days_mean;
+  j["run_days_with_failures_p90"] = g.days_p90;
+}
+
 // Power at GPU, node and facility level for one step, and the training run's projection (zeros
 // without `run:`), as flat keys so that sweeps and plans carry them as columns.
 void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
@@ -187,6 +260,7 @@ void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
   j["run_facility_mwh"] = p.facility_mwh;
   j["run_cost"] = p.cost;
   j["run_co2_t"] = p.co2_t;
+  goodput_figures(s, m, f, j);
 }
 
 const char* const kPowerKeys[] = {"power_limit_w",     "gpu_power_mean_w",   "gpu_power_peak_w",
@@ -194,7 +268,9 @@ const char* const kPowerKeys[] = {"power_limit_w",     "gpu_power_mean_w",   "gp
                                   "node_power_peak_w", "facility_power_mean_w", "facility_j_per_step",
                                   "gpu_mj_per_token",  "node_mj_per_token",  "facility_mj_per_token",
                                   "run_steps",         "run_days",           "run_gpu_hours",
-                                  "run_facility_mwh",  "run_cost",           "run_co2_t"};
+                                  "run_facility_mwh",  "run_cost",           "run_co2_t",
+                                  "goodput",           "interruptions",      "checkpoint_interval_s",
+                                  "run_days_with_failures", "run_days_with_failures_p90"};
 
 } // namespace
 

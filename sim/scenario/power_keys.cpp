@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace memwall::sim {
 
@@ -57,9 +59,11 @@ void parse_power_keys(const InputNode& root, Scenario& s) {
     }
   }
   if (auto c = root.optional_child("run")) {
-    c->check_keys({"tokens", "steps"});
-    if (c->has("tokens") == c->has("steps"))
-      c->fail("give the run's length as tokens or as steps (one of the two)");
+    c->check_keys({"tokens", "steps", "duration"});
+    if (int(c->has("tokens")) + int(c->has("steps")) + int(c->has("duration")) != 1)
+      c->fail("give the run's length as tokens, steps or a duration (one of the three)");
+    if (auto v = c->optional_child("duration"))
+      s.run.duration_s = v->as_positive_quantity(Dimension::Time);
     if (auto v = c->optional_child("tokens"))
       s.run.tokens = as_large_count(*v);
     if (auto v = c->optional_child("steps"))
@@ -83,16 +87,31 @@ model::FabricInventory fabric_inventory(const topologies::FabricGraph& graph, lo
   model::FabricInventory inv;
   inv.servers = std::max<long long>(1, gpus / std::max<long long>(1, topologies::gpus_per_node(graph)));
   long long nic_vertices = 0, gpus_on_switches = 0;
-  for (auto [v, end] = boost::vertices(graph); v != end; ++v)
+  for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
     nic_vertices += graph[*v].kind == NodeKind::Nic;
+    inv.switches += graph[*v].kind == NodeKind::Switch;
+  }
+  std::unordered_map<size_t, std::unordered_set<size_t>> switch_neighbours;
   for (auto [e, end] = boost::edges(graph); e != end; ++e) {
     if (graph[*e].link_class == "nvlink")
       continue;
-    const NodeKind a = graph[boost::source(*e, graph)].kind, b = graph[boost::target(*e, graph)].kind;
+    const auto u = boost::source(*e, graph), w = boost::target(*e, graph);
+    const NodeKind a = graph[u].kind, b = graph[w].kind;
     inv.switch_ports += (a == NodeKind::Switch) + (b == NodeKind::Switch);
     gpus_on_switches +=
         (a == NodeKind::Gpu && b == NodeKind::Switch) || (b == NodeKind::Gpu && a == NodeKind::Switch);
+    if (a == NodeKind::Switch && b == NodeKind::Switch) {
+      ++inv.fabric_links;
+      switch_neighbours[u].insert(w);
+      switch_neighbours[w].insert(u);
+    } else if (a == NodeKind::Gpu || a == NodeKind::Nic || b == NodeKind::Gpu || b == NodeKind::Nic) {
+      ++inv.access_links;
+    }
   }
+  for (const auto& [sw, others] : switch_neighbours)
+    inv.min_switch_neighbours = inv.min_switch_neighbours == 0
+                                    ? (long long)others.size()
+                                    : std::min(inv.min_switch_neighbours, (long long)others.size());
   inv.nics = nic_vertices > 0 ? nic_vertices : gpus_on_switches;
   return inv;
 }

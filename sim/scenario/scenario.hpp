@@ -4,6 +4,7 @@
 
 #include "model/architecture.hpp"
 #include "model/facility_power.hpp"
+#include "model/goodput.hpp"
 #include "model/gpu_catalog.hpp"
 #include "model/model_catalog.hpp"
 #include "model/parallel_layout.hpp"
@@ -65,6 +66,8 @@ struct Scenario {
   model::FacilityPowerSpec power;       // `power:` node and facility figures
   model::FabricInventory inventory;     // servers, NICs, switch ports, counted from the fabric
   model::RunBudgetSpec run;             // `run:` and `cost:` a training run's projection
+  model::ReliabilitySpec reliability;   // `reliability:` failures, restarts, spares (issue 31)
+  model::CheckpointSpec checkpoint;     // `checkpoint:` size, storage, interval (with reliability)
   // A published measurement of the same run, for validation (0: none).
   double measured_tokens_per_s_per_gpu = 0;
   double measured_node_power_peak_w = 0; // a server's measured power during training (validation-energy)
@@ -88,6 +91,9 @@ Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog
 Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo = nullptr);
 // A scenario's `model:` (a catalog model with `like:`, the seed's keys, or a described architecture).
 model::ArchitectureSpec parse_model(const model::InputNode& node);
+
+// Parameters of the scenario's model (the seed's 12 d^2 L + 2 V d for the seed's layer).
+double scenario_params(const Scenario& scenario);
 
 // Each GPU's speed factor, by rank: explicit entries over the distribution over 1. Deterministic for
 // a given seed. Factors are clamped to [0.05, 2].

@@ -3,7 +3,10 @@
 #include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
 #include "sim/scenario/parallelism.hpp"
+#include "model/architecture_cost.hpp"
+#include "model/step_closed_form.hpp"
 #include "sim/scenario/power_keys.hpp"
+#include "sim/scenario/reliability_keys.hpp"
 #include "sim/pipeline/schedule.hpp"
 #include "model/input_error.hpp"
 #include "model/model_catalog.hpp"
@@ -243,7 +246,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
         root.child(key).fail("this is a sweep file (scenario, sweep): run it with `memwall sweep " + root.file() + "`");
   }
   root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "parallelism",
-                   "allow_oom", "measured", "power", "run", "cost"});
+                   "allow_oom", "measured", "power", "run", "cost", "reliability", "checkpoint"});
   Scenario s;
   s.file = root.file();
   s.name =
@@ -360,6 +363,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   parse_power_keys(root, s);
   s.line = root.line();
   parse_parallelism(root, s);
+  parse_reliability_keys(root, s);
   // The work, estimated before anything is built: GPU phases the simulation would run.
   // (A pipeline stage runs its own layers only.)
   const double phases = double(s.gpus) * double(s.steps) * double(s.microbatches) * double(s.shape.layers) /
@@ -375,6 +379,11 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
         "one sequence; attention is costed at the full context length for each of its tokens",
         s.file.c_str(), s.tokens_per_microbatch, static_cast<long long>(s.shape.seq_len)));
   return s;
+}
+
+double scenario_params(const Scenario& s) {
+  const model::ArchitectureSpec arch = architecture_of(s);
+  return model::is_seed_shaped(arch) ? model::total_params(s.shape) : model::count_params(arch).total;
 }
 
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog) {
