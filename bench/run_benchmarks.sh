@@ -44,3 +44,5 @@ echo "[target < 2 s]  memwall collbench: one all-reduce size (1 GiB, the tuner's
 echo "[target < 2 s]  memwall collbench: one all-reduce size (8 B) on 4,096 A100 (dgx-a100-hdr):"
 /usr/bin/time -f "wall=%e s, peak RSS=%M KB" "$build/memwall" collbench dgx-a100-hdr --gpus 4096 --sizes 8B 2>&1 |
   grep -E "^ +[0-9]|^wall" || true
+echo "[target: seconds]  a whole run with failures: Llama 3 405B, 16,384 H100, 54 days, 1,000 seeds (events only, at its simulated 6.877 s step):"
+"$build/bench/bench_goodput" scenarios/goodput/llama3-405b-16k.yaml 6.877

@@ -213,6 +213,7 @@ private:
       next_fail_ = draw_failure_time(at);
       if (kind.effect == FailureEffect::Reroute) {
         out_.reroutes += 1;
+        out_.by_kind[size_t(k)] += 1;
         slowdowns_.emplace_back(at + r_.repair_s, kind.slowdown);
         record(RunEvent::Kind::Reroute, at, kept_, 0, k);
       } else {
@@ -363,6 +364,7 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
   g.goodput_mean = gsum / n;
   g.goodput_p10 = percentile(goodputs, 0.10);
   g.goodput_p50 = percentile(goodputs, 0.50);
+  g.goodputs = std::move(goodputs);
   double dsum = 0;
   for (double d : g.days)
     dsum += d;
@@ -370,6 +372,43 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
   g.days_p50 = percentile(g.days, 0.50);
   g.days_p90 = percentile(g.days, 0.90);
   return g;
+}
+
+std::vector<CurvePoint> goodput_vs_interval(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
+                                            const RunWindow& window, double interval_s,
+                                            const std::vector<double>& factors, long long seeds) {
+  ReliabilitySpec r = reliability;
+  r.seeds = seeds;
+  std::vector<CurvePoint> curve;
+  for (double f : factors) {
+    CheckpointSpec c = checkpoint;
+    c.interval_s = std::max(f * interval_s, window.step_s);
+    const double steps = std::max(1.0, std::round(c.interval_s / window.step_s));
+    if (!curve.empty() && steps * window.step_s == curve.back().x)
+      continue; // the same whole number of steps as the point before
+    const GoodputReport g = simulate_goodput(r, c, window, checkpoint.gpus);
+    curve.push_back({g.interval_steps * window.step_s, g.goodput_mean, g.days_mean});
+  }
+  return curve;
+}
+
+std::vector<CurvePoint> goodput_vs_size(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
+                                        const RunWindow& window, long long gpus, const std::vector<double>& factors,
+                                        long long seeds) {
+  std::vector<CurvePoint> curve;
+  for (double f : factors) {
+    ReliabilitySpec r = reliability;
+    r.seeds = seeds;
+    r.servers = std::max<long long>(1, (long long)std::llround(double(r.servers) * f));
+    for (FailureKind& k : r.kinds)
+      if (!k.per_job)
+        k.devices *= f;
+    CheckpointSpec c = checkpoint;
+    c.gpus = std::max<long long>(1, (long long)std::llround(double(gpus) * f));
+    const GoodputReport g = simulate_goodput(r, c, window, c.gpus);
+    curve.push_back({double(c.gpus), g.goodput_mean, g.days_mean});
+  }
+  return curve;
 }
 
 } // namespace memwall::model

@@ -33,6 +33,7 @@ struct FailureKind {
   FailureEffect effect = FailureEffect::Restart;
   bool takes_server = false;   // hardware in a server: the server goes to repair
   double slowdown = 0;         // Reroute: a step's extra fraction while the link is out
+  bool per_job = false;        // a rate for the whole job (software), not per device
   double rate_per_s() const { return per_device_hour * devices / 3600.0; }
 };
 
@@ -94,7 +95,7 @@ struct SeedRun {
   double steps_run = 0;      // every step computed, lost ones included
   double interruptions = 0;  // restarts
   double reroutes = 0;
-  std::vector<double> by_kind;
+  std::vector<double> by_kind; // failures of each kind (restarts and re-routes)
   double lost_s = 0, down_s = 0, checkpoint_wait_s = 0, slow_s = 0;
   double energy_j = 0;
   double goodput = 0; // steps kept x the step time / wall_s
@@ -115,11 +116,25 @@ struct GoodputReport {
   double steps_mean = 0; // steps kept (a wall-clock window's result)
   double gpu_hours_mean = 0, energy_mwh_mean = 0;
   double lost_h_mean = 0, down_h_mean = 0, checkpoint_h_mean = 0;
-  std::vector<double> days; // per seed
+  std::vector<double> days, goodputs; // per seed
 };
 
 // All seeds (reliability.seeds from reliability.seed on), K from the checkpoint's interval (or Young's).
 GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
                                const RunWindow& window, long long gpus);
+
+// Goodput as one input moves, the rest as given (`seeds` seeds each): the checkpoint interval at
+// `factors` x `interval_s` (never below one step), or the job's size at `factors` x its GPUs, every
+// per-device failure count with it and the step time unchanged (weak scaling).
+struct CurvePoint {
+  double x = 0; // the interval in s, or the GPUs
+  double goodput = 0, days = 0;
+};
+std::vector<CurvePoint> goodput_vs_interval(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
+                                            const RunWindow& window, double interval_s,
+                                            const std::vector<double>& factors, long long seeds);
+std::vector<CurvePoint> goodput_vs_size(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
+                                        const RunWindow& window, long long gpus, const std::vector<double>& factors,
+                                        long long seeds);
 
 } // namespace memwall::model

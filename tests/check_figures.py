@@ -87,6 +87,11 @@ def main():
                   "hdr-hier": os.path.join(scen, "what-if", "3-hdr-hierarchical.yaml")}
         for algo in ("ring", "tree", "auto"):
             run([memwall, "collbench", "dgx-h100-ndr", "--gpus", "16", "--algo", algo, "--out", out(f"cb-{algo}.csv")])
+        goodput = out("goodput.yaml")  # a 64-GPU run with failures (tests/check_goodput.py's)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import check_goodput
+        open(goodput, "w").write(check_goodput.SMALL)
+        open(out("goodput.json"), "w").write(run([memwall, "run", goodput, "--json"]).stdout)
         for name, scenario in traces.items():
             run([memwall, "run", scenario, "--trace", out(name + ".h5"), "--trace-level", "microbatch"])
         calls = {
@@ -107,6 +112,7 @@ def main():
                                out("power-pipeline.png")],
             "collbench": [os.path.join(analysis, "plot_collbench.py"), out("cb-ring.csv"), out("cb-tree.csv"),
                           out("cb-auto.csv"), "--out", out("collbench.png")],
+            "goodput": [os.path.join(analysis, "plot_goodput.py"), out("goodput.json"), "--out", out("goodput.png")],
             "seed": [os.path.join(analysis, "seed_figure.py"), "--memwall", memwall, "--out", out("seed.png")],
             "validation": [os.path.join(analysis, "validation_table.py"), "--memwall", memwall, "--only",
                            "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation-sample.png"),

@@ -1,7 +1,5 @@
 #include "sim/output/result_json.hpp"
 
-#include "sim/scenario/reliability_keys.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -149,23 +147,17 @@ double finite_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
 
 // A whole run with failures, checkpoints and restarts (`reliability:`, `checkpoint:`; issue 31): flat
 // keys (zeros without) for sweeps and plans, and a `goodput` object with the rest.
-void goodput_figures(const Scenario& s, const model::StepMetrics& m, const model::FacilityStep& f,
-                     nlohmann::json& j) {
+void goodput_figures(const Scenario& s, nlohmann::json& j) {
   model::GoodputReport g;
   if (s.checkpoint.write_bytes_per_s > 0) {
-    const nlohmann::json& b = j.at("breakdown");
-    GoodputInputs in;
-    in.step_s = m.step_time_s;
-    in.facility_j_per_step = f.facility_j;
-    // While the job waits (down, writing a checkpoint) its GPUs draw their static power, the rest as in a step.
-    const model::FabricInventory& inv = s.inventory;
-    in.idle_facility_w = (double(s.gpus) * s.gpu.p_static_w + double(inv.servers) * s.power.host_w_per_node +
-                          double(inv.nics) * s.power.nic_w + double(inv.switch_ports) * s.power.switch_port_w) *
-                         s.power.pue;
-    in.exposed_share = m.step_time_s > 0 ? 1.0 - (b.at("compute_s").get<double>() + b.at("optimizer_s").get<double>()) /
-                                                     m.step_time_s
-                                         : 0.0;
-    g = scenario_goodput(s, in);
+    GoodputCurves curves;
+    g = scenario_goodput(s, goodput_inputs(s, j), nullptr, &curves);
+    auto curve_json = [](const std::vector<model::CurvePoint>& points, const char* x) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const model::CurvePoint& p : points)
+        a.push_back({{x, p.x}, {"goodput", p.goodput}, {"days", p.days}});
+      return a;
+    };
     nlohmann::json kinds = nlohmann::json::array();
     for (size_t k = 0; k < s.reliability.kinds.size(); ++k) {
       const model::FailureKind& kind = s.reliability.kinds[k];
@@ -173,11 +165,13 @@ void goodput_figures(const Scenario& s, const model::StepMetrics& m, const model
                        {"devices", kind.devices},
                        {"per_device_hour", kind.per_device_hour},
                        {"effect", kind.effect == model::FailureEffect::Restart ? "restart" : "reroute"},
-                       {"interruptions_mean", g.by_kind_mean[k]}});
+                       {"failures_mean", g.by_kind_mean[k]}});
     }
-    std::vector<double> days = g.days;
-    if (days.size() > 1000) // the distribution's shape, not every seed
+    std::vector<double> days = g.days, goodputs = g.goodputs;
+    if (days.size() > 1000) { // the distributions' shape, not every seed
       days.resize(1000);
+      goodputs.resize(1000);
+    }
     j["goodput_detail"] = {{"seeds", s.reliability.seeds},
                            {"checkpoint_bytes", s.checkpoint.bytes},
                            {"checkpoint_mode", s.checkpoint.async ? "async" : "sync"},
@@ -186,6 +180,7 @@ void goodput_figures(const Scenario& s, const model::StepMetrics& m, const model
                            {"checkpoint_read_s", g.checkpoint_read_s},
                            {"checkpoint_interval_s", finite_or_zero(g.interval_s)},
                            {"checkpoint_interval_steps", finite_or_zero(g.interval_steps)},
+                           {"checkpoint_interval_optimal", s.checkpoint.interval_s <= 0},
                            {"young_interval_s", finite_or_zero(g.young_interval_s)},
                            {"mtbf_s", finite_or_zero(g.mtbf_s)},
                            {"interruptions_mean", g.interruptions_mean},
@@ -206,7 +201,10 @@ void goodput_figures(const Scenario& s, const model::StepMetrics& m, const model
                            {"down_hours_mean", g.down_h_mean},
                            {"checkpoint_wait_hours_mean", g.checkpoint_h_mean},
                            {"failures", kinds},
-                           {"days", days}};
+                           {"curve_interval", curve_json(curves.by_interval, "interval_s")},
+                           {"curve_gpus", curve_json(curves.by_size, "gpus")},
+                           {"days", days},
+                           {"goodput_seeds", goodputs}};
   }
   j["goodput"] = g.goodput_mean;
   j["interruptions"] = g.interruptions_mean;
@@ -260,7 +258,7 @@ void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
   j["run_facility_mwh"] = p.facility_mwh;
   j["run_cost"] = p.cost;
   j["run_co2_t"] = p.co2_t;
-  goodput_figures(s, m, f, j);
+  goodput_figures(s, j);
 }
 
 const char* const kPowerKeys[] = {"power_limit_w",     "gpu_power_mean_w",   "gpu_power_peak_w",
@@ -273,6 +271,21 @@ const char* const kPowerKeys[] = {"power_limit_w",     "gpu_power_mean_w",   "gp
                                   "run_days_with_failures", "run_days_with_failures_p90"};
 
 } // namespace
+
+GoodputInputs goodput_inputs(const Scenario& s, const nlohmann::json& record) {
+  GoodputInputs in;
+  in.step_s = record.at("step_time_s").get<double>();
+  in.facility_j_per_step = record.at("facility_j_per_step").get<double>();
+  // While the job waits (down, writing a checkpoint) its GPUs draw their static power, the rest as in a step.
+  const model::FabricInventory& inv = s.inventory;
+  in.idle_facility_w = (double(s.gpus) * s.gpu.p_static_w + double(inv.servers) * s.power.host_w_per_node +
+                        double(inv.nics) * s.power.nic_w + double(inv.switch_ports) * s.power.switch_port_w) *
+                       s.power.pue;
+  const nlohmann::json& b = record.at("breakdown");
+  in.exposed_share =
+      in.step_s > 0 ? 1.0 - (b.at("compute_s").get<double>() + b.at("optimizer_s").get<double>()) / in.step_s : 0.0;
+  return in;
+}
 
 nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   nlohmann::json j;

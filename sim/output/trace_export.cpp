@@ -9,6 +9,7 @@
 #include <simgrid/version.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #ifndef MEMWALL_VERSION
 #define MEMWALL_VERSION "unknown"
@@ -97,6 +98,21 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
     std::sort(c.links.begin(), c.links.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     c.per_gpu = per_gpu_rows(s, r);
     c.power = trace::power_rows(trace.phases());
+    if (s.checkpoint.write_bytes_per_s > 0) { // the first seed's run, event by event
+      std::vector<model::RunEvent> events;
+      scenario_goodput(s, goodput_inputs(s, record), &events);
+      for (const model::RunEvent& e : events) {
+        trace::RunEventRow row{};
+        std::snprintf(row.event, sizeof row.event, "%s", model::event_name(e.kind));
+        if (e.failure >= 0)
+          std::snprintf(row.failure, sizeof row.failure, "%s", s.reliability.kinds[size_t(e.failure)].name.c_str());
+        row.t_s = e.t_s;
+        row.steps_kept = e.steps_kept;
+        row.lost_s = e.lost_s;
+        c.run_events.push_back(row);
+      }
+      c.run_seed = double(s.reliability.seed);
+    }
     trace::write_hdf5_trace(output.trace_path, c);
   }
   if (!output.timeline_path.empty())

@@ -40,9 +40,19 @@ std::vector<size_t> finished_by_throughput(const PlannedPoints& points, size_t f
   for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
     if (results.has_ok_row(points.by_fabric[f][i]))
       done.push_back(i);
+  // With failures (reliability:), the days a run of the scenario's length takes including them
+  // (tokens or steps), or the tokens/s it keeps (a run given as a duration).
+  auto days = [&](size_t i) { return number(results, points.by_fabric[f][i], "run_days_with_failures"); };
+  auto kept = [&](size_t i) {
+    const long long point = points.by_fabric[f][i];
+    const double goodput = number(results, point, "goodput");
+    return number(results, point, "tokens_per_s_per_gpu") * (goodput > 0 ? goodput : 1.0);
+  };
+  const bool by_days = !done.empty() && number(results, points.by_fabric[f][done[0]], "goodput") > 0 &&
+                       number(results, points.by_fabric[f][done[0]], "run_days") !=
+                           number(results, points.by_fabric[f][done[0]], "run_days_with_failures");
   std::stable_sort(done.begin(), done.end(), [&](size_t a, size_t b) {
-    return number(results, points.by_fabric[f][a], "tokens_per_s_per_gpu") >
-           number(results, points.by_fabric[f][b], "tokens_per_s_per_gpu");
+    return by_days ? days(a) < days(b) : kept(a) > kept(b);
   });
   return done;
 }
@@ -125,6 +135,13 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
                              number(results, top, "run_days"), number(results, top, "run_gpu_hours"),
                              number(results, top, "run_facility_mwh"), number(results, top, "run_cost"),
                              number(results, top, "run_co2_t"));
+      if (number(results, top, "goodput") > 0) // reliability:, ranked by it
+        out << model::format("with failures (ranked by them): %.1f%% effective training time, %.0f interruptions, "
+                             "%.1f days (P90 %.1f), checkpoint every %.0f s\n",
+                             100 * number(results, top, "goodput"), number(results, top, "interruptions"),
+                             number(results, top, "run_days_with_failures"),
+                             number(results, top, "run_days_with_failures_p90"),
+                             number(results, top, "checkpoint_interval_s"));
     }
     const double rho = spearman(estimated, simulated);
     if (!std::isnan(rho))

@@ -58,8 +58,10 @@ void parse_failures(const InputNode& node, Scenario& s) {
                 : n == "host"            ? double(inv.servers)
                 : n == "switch"          ? double(inv.switches)
                                          : 1.0;
-    if (per_job)
+    if (per_job || n == "software") {
       k.devices = 1;
+      k.per_job = true;
+    }
     std::string effect = "restart";
     if (auto e = c->optional_child("effect")) {
       effect = e->as_one_of({"restart", "reroute", "auto"});
@@ -196,7 +198,7 @@ double reroute_slowdown(const Scenario& s, double exposed_share) {
 }
 
 model::GoodputReport scenario_goodput(const Scenario& s, const GoodputInputs& in,
-                                      std::vector<model::RunEvent>* first_seed_events) {
+                                      std::vector<model::RunEvent>* first_seed_events, GoodputCurves* curves) {
   if (s.checkpoint.write_bytes_per_s <= 0)
     return {};
   model::ReliabilitySpec r = s.reliability;
@@ -213,6 +215,13 @@ model::GoodputReport scenario_goodput(const Scenario& s, const GoodputInputs& in
                               : std::ceil(s.run.tokens / (s.tokens_per_microbatch * double(s.microbatches) *
                                                           double(s.layout.data)));
   model::GoodputReport g = model::simulate_goodput(r, s.checkpoint, w, s.gpus);
+  if (curves) {
+    const std::vector<double> factors{0.125, 0.25, 0.5, 1, 2, 4, 8};
+    const long long seeds = std::min<long long>(r.seeds, kCurveSeeds);
+    if (std::isfinite(g.interval_s))
+      curves->by_interval = model::goodput_vs_interval(r, s.checkpoint, w, g.interval_s, factors, seeds);
+    curves->by_size = model::goodput_vs_size(r, s.checkpoint, w, s.gpus, factors, seeds);
+  }
   if (first_seed_events)
     model::simulate_run(r, s.checkpoint, g.interval_steps, w, r.seed, first_seed_events);
   return g;

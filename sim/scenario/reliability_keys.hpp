@@ -26,7 +26,14 @@ double reroute_slowdown(const Scenario& s, double exposed_share);
 struct GoodputInputs {
   double step_s = 0, facility_j_per_step = 0, idle_facility_w = 0, exposed_share = 0;
 };
+// With `curves`: goodput at 1/8 to 8 x the interval used and at 1/8 to 8 x the job's GPUs (weak
+// scaling: the step time as simulated), each over min(seeds, kCurveSeeds) seeds.
+constexpr long long kCurveSeeds = 100;
+struct GoodputCurves {
+  std::vector<model::CurvePoint> by_interval, by_size;
+};
 model::GoodputReport scenario_goodput(const Scenario& s, const GoodputInputs& in,
-                                      std::vector<model::RunEvent>* first_seed_events = nullptr);
+                                      std::vector<model::RunEvent>* first_seed_events = nullptr,
+                                      GoodputCurves* curves = nullptr);
 
 } // namespace memwall::sim

@@ -178,6 +178,28 @@ void write_links(hid_t file, const std::vector<LinkRow>& rows) {
   H5Tclose(kind_type);
 }
 
+// A whole run's events for one seed: /run/events, and the seed as an attribute of /run.
+void write_run(hid_t file, const TraceContents& t) {
+  const hid_t group = check(H5Gcreate2(file, "run", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /run");
+  const hid_t event_type = check(H5Tcopy(H5T_C_S1), "copy a string type");
+  H5Tset_size(event_type, sizeof(RunEventRow::event));
+  const hid_t failure_type = check(H5Tcopy(H5T_C_S1), "copy a string type");
+  H5Tset_size(failure_type, sizeof(RunEventRow::failure));
+  Compound c(sizeof(RunEventRow));
+  c.field("event", offsetof(RunEventRow, event), event_type, "")
+      .field("failure", offsetof(RunEventRow, failure), failure_type, "")
+      .field("t_s", offsetof(RunEventRow, t_s), H5T_NATIVE_DOUBLE, "s of wall-clock time from the run's start")
+      .field("steps_kept", offsetof(RunEventRow, steps_kept), H5T_NATIVE_DOUBLE, "steps")
+      .field("lost_s", offsetof(RunEventRow, lost_s), H5T_NATIVE_DOUBLE, "s");
+  write_table(group, "events", c, t.run_events.data(), t.run_events.size(),
+              "one row per event of one seed's run: checkpoints started and written, failures (with the training "
+              "time they lost), re-routes, restarts done, the end");
+  write_number_attribute(group, "seed", t.run_seed);
+  H5Tclose(event_type);
+  H5Tclose(failure_type);
+  H5Gclose(group);
+}
+
 void write_summary(hid_t file, const TraceContents& t) {
   const hid_t group = check(H5Gcreate2(file, "summary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /summary");
   Compound c(sizeof(GpuSummaryRow));
@@ -218,6 +240,8 @@ void write_hdf5_trace(const std::string& path, const TraceContents& t) {
     write_comms(file, *t.comms);
     write_links(file, t.links);
     write_power(file, t.power);
+    if (!t.run_events.empty())
+      write_run(file, t);
     write_summary(file, t);
   } catch (...) {
     H5Fclose(file);

@@ -28,6 +28,8 @@ struct TraceContents {
   std::vector<LinkRow> links;
   std::vector<PowerRow> power; // the GPUs' power over time
   std::vector<GpuSummaryRow> per_gpu;
+  std::vector<RunEventRow> run_events; // one seed's run with failures (/run), when the scenario has one
+  double run_seed = 0;
 };
 
 // Throws std::runtime_error on failure, leaving no file at `path`.

@@ -70,6 +70,15 @@ struct PowerRow {
   double clock = 1;
 };
 
+// One event of a whole run's timeline with failures (model/goodput.hpp), for the trace's /run group.
+struct RunEventRow {
+  char event[16];   // checkpoint, written, failure, reroute, resumed, end
+  char failure[32]; // the failure's kind, or empty
+  double t_s = 0;
+  double steps_kept = 0; // the last written checkpoint's steps (end: the steps trained)
+  double lost_s = 0;     // a failure's training time lost since that checkpoint
+};
+
 // The GPUs' power over time, from the compute stream's phase rows (one row each, in their order).
 std::vector<PowerRow> power_rows(const std::vector<PhaseRow>& phases);
 
