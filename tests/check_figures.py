@@ -112,7 +112,7 @@ def main():
                                out("power-pipeline.png")],
             "collbench": [os.path.join(analysis, "plot_collbench.py"), out("cb-ring.csv"), out("cb-tree.csv"),
                           out("cb-auto.csv"), "--out", out("collbench.png")],
-            "goodput": [os.path.join(analysis, "plot_goodput.py"), out("goodput.json"), "--out", out("goodput.png")],
+            "goodput": [os.path.join(analysis, "plot_goodput.py"), out("goodput.json"), "--out", out("goodput-small.png")],
             "seed": [os.path.join(analysis, "seed_figure.py"), "--memwall", memwall, "--out", out("seed.png")],
             "validation": [os.path.join(analysis, "validation_table.py"), "--memwall", memwall, "--only",
                            "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation-sample.png"),

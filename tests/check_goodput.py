@@ -87,6 +87,19 @@ def small(memwall, root):
         expect(steps == max(1, round(young / r["step_time_s"])), f"interval {steps} steps")
         expect(0.5 < g["goodput_mean"] < 1 and r["goodput"] == g["goodput_mean"], "goodput")
         expect(r["run_days_with_failures"] == 20, "a 20-day window")
+        # The catalog: Llama 3's Table 5 counts over the devices that failed and 1,296 h.
+        default = SMALL.split("reliability:")[0] + "reliability:\n  failures: default\n  seeds: 10\n" + \
+            "checkpoint: {storage: {write: 5GB/s}}\n"
+        open(path, "w").write(default)
+        d = json.loads(run(memwall, "run", path, "--json"))
+        d = d[0] if isinstance(d, list) else d
+        rates = {k["kind"]: k["per_device_hour"] for k in d["goodput_detail"]["failures"]}
+        table5 = {"gpu": 196 / 16384, "hbm": 72 / 16384, "nic": 7 / 16384, "host": 46 / 2048,
+                  "link (GPU or NIC cable)": 35 / 32768, "software": 63}
+        for kind, per_device in table5.items():
+            expect(abs(rates.get(kind, 0) - per_device / 1296) < 1e-9 * per_device / 1296,
+                   f"catalog rate of {kind}: {rates.get(kind)}")
+        open(path, "w").write(SMALL)
         # One seed's events in the trace.
         h5 = os.path.join(tmp, "small.h5")
         run(memwall, "run", path, "--trace", h5)
