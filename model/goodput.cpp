@@ -211,11 +211,12 @@ private:
       const int k = draw_kind();
       const FailureKind& kind = r_.kinds[size_t(k)];
       next_fail_ = draw_failure_time(at);
-      if (kind.effect == FailureEffect::Reroute) {
-        out_.reroutes += 1;
+      if (kind.effect != FailureEffect::Restart) {
+        out_.degraded += 1;
         out_.by_kind[size_t(k)] += 1;
         slowdowns_.emplace_back(at + r_.repair_s, kind.slowdown);
-        record(RunEvent::Kind::Reroute, at, kept_, 0, k);
+        record(kind.effect == FailureEffect::Reroute ? RunEvent::Kind::Reroute : RunEvent::Kind::Slowed, at, kept_, 0,
+               k);
       } else {
         out_.interruptions += 1;
         out_.by_kind[size_t(k)] += 1;
@@ -300,6 +301,7 @@ const char* event_name(RunEvent::Kind kind) {
   case RunEvent::Kind::Written: return "written";
   case RunEvent::Kind::Failure: return "failure";
   case RunEvent::Kind::Reroute: return "reroute";
+  case RunEvent::Kind::Slowed: return "slowed";
   case RunEvent::Kind::Resumed: return "resumed";
   case RunEvent::Kind::End: return "end";
   }
@@ -334,7 +336,7 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
     g.days.push_back(days);
     goodputs.push_back(run.goodput);
     interruptions.push_back(run.interruptions);
-    g.reroutes_mean += run.reroutes;
+    g.degraded_mean += run.degraded;
     for (size_t j = 0; j < run.by_kind.size(); ++j)
       g.by_kind_mean[j] += run.by_kind[j];
     g.steps_mean += run.steps_kept;
@@ -345,7 +347,7 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
     g.checkpoint_h_mean += run.checkpoint_wait_s / 3600.0;
   }
   const double n = double(seeds);
-  for (double* v : {&g.reroutes_mean, &g.steps_mean, &g.gpu_hours_mean, &g.energy_mwh_mean, &g.lost_h_mean,
+  for (double* v : {&g.degraded_mean, &g.steps_mean, &g.gpu_hours_mean, &g.energy_mwh_mean, &g.lost_h_mean,
                     &g.down_h_mean, &g.checkpoint_h_mean})
     *v /= n;
   for (double& v : g.by_kind_mean)

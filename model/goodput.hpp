@@ -24,7 +24,10 @@
 
 namespace memwall::model {
 
-enum class FailureEffect { Restart, Reroute };
+// Restart: the job stops and restarts from its last written checkpoint. Reroute (a cable between
+// switches with another path) and Slow (a straggler: a throttling GPU, a flapping NIC): it goes on,
+// every step `slowdown` slower until repaired.
+enum class FailureEffect { Restart, Reroute, Slow };
 
 struct FailureKind {
   std::string name;            // gpu, hbm, nic, link, switch, host, software, or a user's label
@@ -32,7 +35,7 @@ struct FailureKind {
   double devices = 0;          // how many the job holds
   FailureEffect effect = FailureEffect::Restart;
   bool takes_server = false;   // hardware in a server: the server goes to repair
-  double slowdown = 0;         // Reroute: a step's extra fraction while the link is out
+  double slowdown = 0;         // Reroute, Slow: a step's extra fraction until repaired
   bool per_job = false;        // a rate for the whole job (software), not per device
   double rate_per_s() const { return per_device_hour * devices / 3600.0; }
 };
@@ -80,7 +83,7 @@ struct RunWindow {
 };
 
 struct RunEvent {
-  enum class Kind { Checkpoint, Written, Failure, Reroute, Resumed, End };
+  enum class Kind { Checkpoint, Written, Failure, Reroute, Slowed, Resumed, End };
   Kind kind = Kind::Checkpoint;
   double t_s = 0;
   double steps_kept = 0; // the last written checkpoint's step count (End: the steps trained)
@@ -94,7 +97,7 @@ struct SeedRun {
   double steps_kept = 0;     // steps that count at the end
   double steps_run = 0;      // every step computed, lost ones included
   double interruptions = 0;  // restarts
-  double reroutes = 0;
+  double degraded = 0;       // failures that slowed the job without stopping it (re-routes, stragglers)
   std::vector<double> by_kind; // failures of each kind (restarts and re-routes)
   double lost_s = 0, down_s = 0, checkpoint_wait_s = 0, slow_s = 0;
   double energy_j = 0;
@@ -109,7 +112,7 @@ struct GoodputReport {
   double interval_s = 0, interval_steps = 0, young_interval_s = 0;
   double checkpoint_write_s = 0, checkpoint_blocking_s = 0, checkpoint_read_s = 0;
   double mtbf_s = 0; // of the failures that restart the job
-  double interruptions_mean = 0, interruptions_sem = 0, reroutes_mean = 0;
+  double interruptions_mean = 0, interruptions_sem = 0, degraded_mean = 0;
   std::vector<double> by_kind_mean;
   double goodput_mean = 0, goodput_p10 = 0, goodput_p50 = 0;
   double days_mean = 0, days_p50 = 0, days_p90 = 0;

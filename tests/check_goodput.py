@@ -77,7 +77,7 @@ def small(memwall, root):
         expect(abs(g["interruptions_mean"] - expected) < 3 * sem,
                f"interruptions {g['interruptions_mean']:.3f}, expected N r T = {expected:.3f} (sem {sem:.3f})")
         expect(abs(sum(k["failures_mean"] for k in g["failures"]) - g["interruptions_mean"]
-                   - g["reroutes_mean"]) < 1e-9, "interruptions by kind do not add up")
+                   - g["degraded_mean"]) < 1e-9, "interruptions by kind do not add up")
         expect(abs(g["checkpoint_bytes"] - 14 * r["params"]) < 1e-6 * g["checkpoint_bytes"], "checkpoint bytes")
         write = 2 + g["checkpoint_bytes"] / 5e9
         expect(abs(g["checkpoint_write_s"] - write) < 1e-9 * write, f"write {g['checkpoint_write_s']} vs {write}")

@@ -31,6 +31,9 @@ model: {hidden: 1024, layers: 4, heads: 16, seq_len: 1024, vocab: 32000,
 batch: {global_batch: 16, micro_batch: 1}
 cluster: {gpus: 32, fabric: dgx-h100-ndr}
 parallelism: {tensor: 2, pipeline: 2, context: 2, expert: 2}
+run: {duration: 30days}
+reliability: {failures: {gpu: {mtbf: 1000h}, software: {per_hour: 0.1}}, seeds: 20}
+checkpoint: {storage: {write: 5GB/s}}
 """,
 }
 
@@ -38,6 +41,9 @@ parallelism: {tensor: 2, pipeline: 2, context: 2, expert: 2}
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
+
+
+OPTIONAL = {}  # section -> what a scenario needs for it: '## /run/events (scenarios with `checkpoint:`)'
 
 
 def parse_schema(path):
@@ -48,6 +54,10 @@ def parse_schema(path):
         m = re.match(r"^#{2,3} (.+)$", line.strip())
         if m:
             section = m.group(1).strip()
+            when = re.match(r"^(/\S+) \(scenarios with `([a-z_]+):`\)$", section)
+            if when:
+                section = when.group(1)
+                OPTIONAL[section] = when.group(2) + ":"
             schema[section] = {}
             continue
         if section and line.startswith("- `"):
@@ -98,7 +108,8 @@ def main():
                     if "description" not in d.attrs:
                         fail(f"{label}: {section} has no description")
                 for section in schema:
-                    if section.startswith("/") and section != "/summary" and section[1:] not in datasets:
+                    needed = section.startswith("/") and section != "/summary" and OPTIONAL.get(section, "") in text
+                    if needed and section[1:] not in datasets:
                         fail(f"{label}: docs/trace-schema.md lists {section}, the trace has none")
                 want = {k for k, v in record.items() if not isinstance(v, (dict, list))}
                 want |= {"breakdown_" + k for k in record["breakdown"]}

@@ -164,7 +164,9 @@ void goodput_figures(const Scenario& s, nlohmann::json& j) {
       kinds.push_back({{"kind", kind.name},
                        {"devices", kind.devices},
                        {"per_device_hour", kind.per_device_hour},
-                       {"effect", kind.effect == model::FailureEffect::Restart ? "restart" : "reroute"},
+                       {"effect", kind.effect == model::FailureEffect::Restart   ? "restart"
+                                  : kind.effect == model::FailureEffect::Reroute ? "reroute"
+                                                                                 : "slow"},
                        {"failures_mean", g.by_kind_mean[k]}});
     }
     std::vector<double> days = g.days, goodputs = g.goodputs;
@@ -185,7 +187,7 @@ void goodput_figures(const Scenario& s, nlohmann::json& j) {
                            {"mtbf_s", finite_or_zero(g.mtbf_s)},
                            {"interruptions_mean", g.interruptions_mean},
                            {"interruptions_sem", g.interruptions_sem},
-                           {"reroutes_mean", g.reroutes_mean},
+                           {"degraded_mean", g.degraded_mean},
                            {"goodput_mean", g.goodput_mean},
                            {"goodput_p10", g.goodput_p10},
                            {"goodput_p50", g.goodput_p50},

@@ -102,10 +102,13 @@ void parse_failures(const InputNode& node, Scenario& s) {
     }
     std::string effect = "restart";
     if (auto e = c->is_scalar() ? std::nullopt : c->optional_child("effect")) {
-      effect = e->as_one_of({"restart", "reroute", "auto"});
-      if (effect != "restart" && n != "link" && n != "switch")
-        e->fail("only a link or a switch can fail without stopping the job (traffic re-routes); a " + n +
-                " failure restarts it");
+      effect = e->as_one_of({"restart", "reroute", "auto", "slow"});
+      if ((effect == "reroute" || effect == "auto") && n != "link" && n != "switch")
+        e->fail("only a link or a switch re-routes; a " + n + " failure restarts the job, or slows it (effect: slow)");
+      if (effect == "slow" && n == "software")
+        e->fail("a software failure stops the job: effect restart");
+      if (effect == "slow" && !c->has("slowdown"))
+        e->fail("a failure that slows the job needs slowdown: the step's extra fraction until repaired");
       if (effect == "reroute" && inv.min_switch_neighbours < 2)
         e->fail("this fabric has no second path between its switches (every switch cabled to two or more others): "
                 "nothing re-routes; use restart");
@@ -114,7 +117,8 @@ void parse_failures(const InputNode& node, Scenario& s) {
     }
     if (!c->is_scalar() && c->has("slowdown")) {
       if (effect == "restart")
-        c->child("slowdown").fail("a slowdown applies to failures that re-route (effect: reroute or auto)");
+        c->child("slowdown").fail("a slowdown applies to failures that do not stop the job (effect: reroute, auto "
+                                  "or slow)");
       k.slowdown = c->child("slowdown").as_non_negative_number();
     } else {
       k.slowdown = -1; // derived from the simulated step (reroute_slowdown)
@@ -129,14 +133,14 @@ void parse_failures(const InputNode& node, Scenario& s) {
       between.name = "link (between switches)";
       between.devices = double(inv.fabric_links);
       between.effect = reroutes ? FailureEffect::Reroute : FailureEffect::Restart;
-      if (effect == "reroute") // all of them, as the user says
-        access.effect = FailureEffect::Reroute;
+      if (effect == "reroute" || effect == "slow") // all of them, as the user says
+        access.effect = between.effect = effect == "slow" ? FailureEffect::Slow : FailureEffect::Reroute;
       for (FailureKind* part : {&access, &between})
         if (part->devices > 0)
           s.reliability.kinds.push_back(*part);
       continue;
     }
-    k.effect = reroutes ? FailureEffect::Reroute : FailureEffect::Restart;
+    k.effect = effect == "slow" ? FailureEffect::Slow : reroutes ? FailureEffect::Reroute : FailureEffect::Restart;
     if (k.devices > 0)
       s.reliability.kinds.push_back(k);
   }

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace memwall::model;
@@ -141,7 +142,7 @@ TEST_CASE("goodput: wall-clock time is kept steps, lost work, downtime and check
   }
 }
 
-TEST_CASE("goodput: without spares the job waits for a repaired server; shrinking goes on slower", "[goodput]") {
+TEST_CASE("goodput: without spares the job waits for a repaired server, or shrinks and goes on slower", "[goodput]") {
   ReliabilitySpec r;
   r.kinds = {kind("gpu", 1e-3, 64, true)}; // one failure per 15.6 h
   r.detection_s = 60;
@@ -188,11 +189,19 @@ TEST_CASE("goodput: a re-routed link slows the run without stopping it", "[goodp
   std::vector<RunEvent> events;
   const SeedRun run = simulate_run(r, c, 100, w, 7, &events);
   CHECK(run.interruptions == 0);
-  CHECK(run.reroutes > 0);
+  CHECK(run.degraded > 0);
   CHECK(run.lost_s == 0);
   CHECK(run.down_s == 0);
   // Steps run at 1 / (1 + 0.5 x links out) while links are out: fewer steps than the window holds.
   CHECK(run.steps_run < w.duration_s - run.checkpoint_wait_s);
   CHECK(run.slow_s > 0);
   CHECK(events.back().kind == RunEvent::Kind::End);
+  // A straggler (effect slow) does the same: the same seed, the same draws, the same run.
+  r.kinds[0].effect = FailureEffect::Slow;
+  std::vector<RunEvent> slowed;
+  const SeedRun straggler = simulate_run(r, c, 100, w, 7, &slowed);
+  CHECK(straggler.steps_run == run.steps_run);
+  CHECK(straggler.degraded == run.degraded);
+  CHECK(std::count_if(slowed.begin(), slowed.end(), [](const RunEvent& e) { return e.kind == RunEvent::Kind::Slowed; }) ==
+        long(run.degraded));
 }
