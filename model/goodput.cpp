@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace memwall::model {
 
@@ -22,7 +24,7 @@ public:
     out_.by_kind.assign(r.kinds.size(), 0.0);
     spares_ = r.spares;
     end_steps_ = w.steps > 0 ? w.steps : kInf;
-    end_t_ = w.duration_s > 0 ? w.duration_s : kInf;
+    end_t_ = w.duration_s > 0 ? w.duration_s : kRunCapFactor * w.steps * w.step_s;
   }
 
   SeedRun run() {
@@ -39,7 +41,8 @@ public:
       }
       checkpoint();
     }
-    out_.steps_kept = w_.steps > 0 ? end_steps_ : done_;
+    out_.finished = w_.steps <= 0 || done_ >= end_steps_;
+    out_.steps_kept = w_.steps > 0 && out_.finished ? end_steps_ : done_;
     out_.wall_s = t_;
     out_.goodput = t_ > 0 ? out_.steps_kept * w_.step_s / t_ : 0.0;
     out_.energy_j = out_.steps_run * w_.busy_j_per_step + (out_.down_s + out_.checkpoint_wait_s) * w_.idle_w;
@@ -325,6 +328,16 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
   // Young's interval, but never shorter than a write (asynchronous writes would queue up).
   g.interval_s = checkpoint.interval_s > 0 ? checkpoint.interval_s
                                            : std::max(g.young_interval_s, checkpoint.async ? g.checkpoint_write_s : 0.0);
+  const double horizon_s = window.duration_s > 0 ? window.duration_s : kRunCapFactor * window.steps * window.step_s;
+  double total_rate = 0;
+  for (const FailureKind& k : reliability.kinds)
+    total_rate += k.rate_per_s();
+  const double expected = total_rate * horizon_s * double(std::max<long long>(1, reliability.seeds));
+  if (expected > kMaxExpectedFailures)
+    throw std::invalid_argument(
+        "the run would draw about " + std::to_string(static_cast<long long>(expected)) +
+        " failures over its seeds (more than " + std::to_string(static_cast<long long>(kMaxExpectedFailures)) +
+        "): fewer seeds, a shorter run or lower rates");
   g.interval_steps = std::isfinite(g.interval_s) ? std::max(1.0, std::round(g.interval_s / window.step_s)) : kInf;
   const double k = std::isfinite(g.interval_steps) ? g.interval_steps : 1e300;
   const long long seeds = std::max<long long>(1, reliability.seeds);
@@ -340,6 +353,7 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
     for (size_t j = 0; j < run.by_kind.size(); ++j)
       g.by_kind_mean[j] += run.by_kind[j];
     g.steps_mean += run.steps_kept;
+    g.unfinished_seeds += run.finished ? 0 : 1;
     g.gpu_hours_mean += double(gpus) * run.wall_s / 3600.0;
     g.energy_mwh_mean += run.energy_j / 3.6e9;
     g.lost_h_mean += run.lost_s / 3600.0;

@@ -102,11 +102,18 @@ struct SeedRun {
   double lost_s = 0, down_s = 0, checkpoint_wait_s = 0, slow_s = 0;
   double energy_j = 0;
   double goodput = 0; // steps kept x the step time / wall_s
+  bool finished = true; // false: a run of steps stopped at kRunCapFactor x its failure-free time
 };
 
 // One seed's run; `events`, when given, receives its timeline.
 SeedRun simulate_run(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint, double interval_steps,
                      const RunWindow& window, uint64_t seed, std::vector<RunEvent>* events = nullptr);
+
+// A run given in steps stops at this many times its failure-free length (a job that failures keep
+// from progressing would never end): its seed counts as unfinished and its days as that bound.
+constexpr double kRunCapFactor = 100;
+// At most this many failures expected over all seeds (the event simulation's work bound).
+constexpr double kMaxExpectedFailures = 5e8;
 
 struct GoodputReport {
   double interval_s = 0, interval_steps = 0, young_interval_s = 0;
@@ -117,12 +124,14 @@ struct GoodputReport {
   double goodput_mean = 0, goodput_p10 = 0, goodput_p50 = 0;
   double days_mean = 0, days_p50 = 0, days_p90 = 0;
   double steps_mean = 0; // steps kept (a wall-clock window's result)
+  long long unfinished_seeds = 0;
   double gpu_hours_mean = 0, energy_mwh_mean = 0;
   double lost_h_mean = 0, down_h_mean = 0, checkpoint_h_mean = 0;
   std::vector<double> days, goodputs; // per seed
 };
 
 // All seeds (reliability.seeds from reliability.seed on), K from the checkpoint's interval (or Young's).
+// std::invalid_argument when more than kMaxExpectedFailures failures are expected over all seeds.
 GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
                                const RunWindow& window, long long gpus);
 

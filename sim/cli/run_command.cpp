@@ -91,6 +91,9 @@ std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
                          record["run_co2_t"].get<double>());
   if (record.contains("goodput_detail")) { // failures, checkpoints and restarts over the whole run
     const nlohmann::json& g = record["goodput_detail"];
+    if (g["unfinished_seeds"].get<long long>() > 0)
+      row += model::format("  [%lld seeds did not finish within %.0f x the failure-free time: days are a lower bound]",
+                           g["unfinished_seeds"].get<long long>(), model::kRunCapFactor);
     row += model::format("  [goodput %.1f%% (P10 %.1f%%), %.0f interruptions, checkpoint every %.0f s, ",
                          100 * g["goodput_mean"].get<double>(), 100 * g["goodput_p10"].get<double>(),
                          g["interruptions_mean"].get<double>(), g["checkpoint_interval_s"].get<double>()) +

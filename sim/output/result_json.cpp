@@ -195,6 +195,7 @@ void goodput_figures(const Scenario& s, nlohmann::json& j) {
                            {"days_p50", g.days_p50},
                            {"days_p90", g.days_p90},
                            {"steps_kept_mean", g.steps_mean},
+                           {"unfinished_seeds", g.unfinished_seeds},
                            {"gpu_hours_mean", g.gpu_hours_mean},
                            {"facility_mwh_mean", g.energy_mwh_mean},
                            {"cost_mean", g.gpu_hours_mean * s.run.gpu_hour_price +

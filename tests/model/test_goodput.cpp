@@ -205,3 +205,23 @@ TEST_CASE("goodput: a re-routed link slows the run without stopping it", "[goodp
   CHECK(std::count_if(slowed.begin(), slowed.end(), [](const RunEvent& e) { return e.kind == RunEvent::Kind::Slowed; }) ==
         long(run.degraded));
 }
+
+TEST_CASE("goodput: a run that failures keep from finishing stops at its bound and says so", "[goodput]") {
+  ReliabilitySpec r;
+  r.kinds = {kind("software", 60, 1)}; // a failure a minute, a 10-minute restart: never back for long
+  r.kinds[0].per_job = true;
+  r.restart_s = 600;
+  r.seeds = 5;
+  RunWindow w;
+  w.steps = 1000; // 1,000 s without a failure: probability e^-16.7 per try
+  w.step_s = 1;
+  CheckpointSpec c = sync_checkpoint(1e9, 1e12);
+  c.interval_s = 1e9; // no checkpoint before the end
+  const GoodputReport g = simulate_goodput(r, c, w, 8);
+  CHECK(g.unfinished_seeds == 5);
+  CHECK(g.days_mean * 86400 == Approx(kRunCapFactor * 1000).epsilon(1e-12));
+  // More failures than the event simulation's bound: refused, not simulated.
+  r.kinds[0].per_device_hour = 1e6;
+  w.steps = 1e6;
+  CHECK_THROWS_AS(simulate_goodput(r, c, w, 8), std::invalid_argument);
+}
