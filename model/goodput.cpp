@@ -328,17 +328,19 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
   // Young's interval, but never shorter than a write (asynchronous writes would queue up).
   g.interval_s = checkpoint.interval_s > 0 ? checkpoint.interval_s
                                            : std::max(g.young_interval_s, checkpoint.async ? g.checkpoint_write_s : 0.0);
+  g.interval_steps = std::isfinite(g.interval_s) ? std::max(1.0, std::round(g.interval_s / window.step_s)) : kInf;
   const double horizon_s = window.duration_s > 0 ? window.duration_s : kRunCapFactor * window.steps * window.step_s;
   double total_rate = 0;
   for (const FailureKind& k : reliability.kinds)
     total_rate += k.rate_per_s();
-  const double expected = total_rate * horizon_s * double(std::max<long long>(1, reliability.seeds));
-  if (expected > kMaxExpectedFailures)
-    throw std::invalid_argument(
-        "the run would draw about " + std::to_string(static_cast<long long>(expected)) +
-        " failures over its seeds (more than " + std::to_string(static_cast<long long>(kMaxExpectedFailures)) +
-        "): fewer seeds, a shorter run or lower rates");
-  g.interval_steps = std::isfinite(g.interval_s) ? std::max(1.0, std::round(g.interval_s / window.step_s)) : kInf;
+  const double per_seed = total_rate * horizon_s +
+                          (std::isfinite(g.interval_steps) ? horizon_s / (g.interval_steps * window.step_s) : 0.0);
+  const double expected = per_seed * double(std::max<long long>(1, reliability.seeds));
+  if (expected > kMaxExpectedEvents)
+    throw std::invalid_argument("the run would simulate about " + std::to_string(static_cast<long long>(expected)) +
+                                " failures and checkpoints over its seeds (more than " +
+                                std::to_string(static_cast<long long>(kMaxExpectedEvents)) +
+                                "): fewer seeds, a shorter run, lower rates or a longer checkpoint interval");
   const double k = std::isfinite(g.interval_steps) ? g.interval_steps : 1e300;
   const long long seeds = std::max<long long>(1, reliability.seeds);
   std::vector<double> goodputs, interruptions;

@@ -112,8 +112,9 @@ SeedRun simulate_run(const ReliabilitySpec& reliability, const CheckpointSpec& c
 // A run given in steps stops at this many times its failure-free length (a job that failures keep
 // from progressing would never end): its seed counts as unfinished and its days as that bound.
 constexpr double kRunCapFactor = 100;
-// At most this many failures expected over all seeds (the event simulation's work bound).
-constexpr double kMaxExpectedFailures = 5e8;
+// At most this many events (failures expected, checkpoints) over all seeds: the event simulation's
+// work bound, about a minute.
+constexpr double kMaxExpectedEvents = 2e9;
 
 struct GoodputReport {
   double interval_s = 0, interval_steps = 0, young_interval_s = 0;
@@ -131,7 +132,7 @@ struct GoodputReport {
 };
 
 // All seeds (reliability.seeds from reliability.seed on), K from the checkpoint's interval (or Young's).
-// std::invalid_argument when more than kMaxExpectedFailures failures are expected over all seeds.
+// std::invalid_argument when more than kMaxExpectedEvents events are expected over all seeds.
 GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const CheckpointSpec& checkpoint,
                                const RunWindow& window, long long gpus);
 
