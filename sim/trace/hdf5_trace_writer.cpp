@@ -146,6 +146,13 @@ void write_power(hid_t file, const std::vector<PowerRow>& rows) {
               "duration (network energy is the links')");
 }
 
+// A fixed-size text type for a compound's column (the caller closes it).
+hid_t text_type(size_t bytes) {
+  const hid_t type = check(H5Tcopy(H5T_C_S1), "copy a string type");
+  H5Tset_size(type, bytes);
+  return type;
+}
+
 struct LinkRecord { // fixed-size strings for HDF5
   char name[64];
   char kind[32];
@@ -162,10 +169,8 @@ void write_links(hid_t file, const std::vector<LinkRow>& rows) {
     records[i].busy_s = rows[i].busy_s;
     records[i].e_network_j = rows[i].e_network_j;
   }
-  const hid_t name_type = check(H5Tcopy(H5T_C_S1), "copy a string type");
-  H5Tset_size(name_type, sizeof(LinkRecord::name));
-  const hid_t kind_type = check(H5Tcopy(H5T_C_S1), "copy a string type");
-  H5Tset_size(kind_type, sizeof(LinkRecord::kind));
+  const hid_t name_type = text_type(sizeof(LinkRecord::name));
+  const hid_t kind_type = text_type(sizeof(LinkRecord::kind));
   Compound c(sizeof(LinkRecord));
   c.field("name", offsetof(LinkRecord, name), name_type, "")
       .field("kind", offsetof(LinkRecord, kind), kind_type, "")
@@ -181,10 +186,8 @@ void write_links(hid_t file, const std::vector<LinkRow>& rows) {
 // A whole run's events for one seed: /run/events, and the seed as an attribute of /run.
 void write_run(hid_t file, const TraceContents& t) {
   const hid_t group = check(H5Gcreate2(file, "run", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /run");
-  const hid_t event_type = check(H5Tcopy(H5T_C_S1), "copy a string type");
-  H5Tset_size(event_type, sizeof(RunEventRow::event));
-  const hid_t failure_type = check(H5Tcopy(H5T_C_S1), "copy a string type");
-  H5Tset_size(failure_type, sizeof(RunEventRow::failure));
+  const hid_t event_type = text_type(sizeof(RunEventRow::event));
+  const hid_t failure_type = text_type(sizeof(RunEventRow::failure));
   Compound c(sizeof(RunEventRow));
   c.field("event", offsetof(RunEventRow, event), event_type, "")
       .field("failure", offsetof(RunEventRow, failure), failure_type, "")
