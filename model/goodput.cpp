@@ -19,8 +19,7 @@ public:
   RunSimulation(const ReliabilitySpec& r, const CheckpointSpec& c, double interval_steps, const RunWindow& w,
                 uint64_t seed, std::vector<RunEvent>* events)
       : r_(r), c_(c), k_(interval_steps), w_(w), rng_(seed), events_(events) {
-    for (const FailureKind& kind : r.kinds)
-      total_rate_ += kind.rate_per_s();
+    total_rate_ = r.total_rate_per_s();
     out_.by_kind.assign(r.kinds.size(), 0.0);
     spares_ = r.spares;
     end_steps_ = w.steps > 0 ? w.steps : kInf;
@@ -296,6 +295,13 @@ double ReliabilitySpec::restart_rate_per_s() const {
   return rate;
 }
 
+double ReliabilitySpec::total_rate_per_s() const {
+  double rate = 0;
+  for (const FailureKind& k : kinds)
+    rate += k.rate_per_s();
+  return rate;
+}
+
 double young_interval_s(double checkpoint_s, double mtbf_s) { return std::sqrt(2.0 * checkpoint_s * mtbf_s); }
 
 const char* event_name(RunEvent::Kind kind) {
@@ -330,10 +336,7 @@ GoodputReport simulate_goodput(const ReliabilitySpec& reliability, const Checkpo
                                            : std::max(g.young_interval_s, checkpoint.async ? g.checkpoint_write_s : 0.0);
   g.interval_steps = std::isfinite(g.interval_s) ? std::max(1.0, std::round(g.interval_s / window.step_s)) : kInf;
   const double horizon_s = window.duration_s > 0 ? window.duration_s : kRunCapFactor * window.steps * window.step_s;
-  double total_rate = 0;
-  for (const FailureKind& k : reliability.kinds)
-    total_rate += k.rate_per_s();
-  const double per_seed = total_rate * horizon_s +
+  const double per_seed = reliability.total_rate_per_s() * horizon_s +
                           (std::isfinite(g.interval_steps) ? horizon_s / (g.interval_steps * window.step_s) : 0.0);
   const double expected = per_seed * double(std::max<long long>(1, reliability.seeds));
   if (expected > kMaxExpectedEvents)

@@ -52,6 +52,7 @@ struct ReliabilitySpec {
   uint64_t seed = 1;
   bool given() const { return !kinds.empty(); }
   double restart_rate_per_s() const; // of the kinds that restart the job
+  double total_rate_per_s() const;   // of all kinds
 };
 
 struct CheckpointSpec {

@@ -234,10 +234,7 @@ void parse_reliability_keys(const InputNode& root, Scenario& s) {
     r.seed = static_cast<uint64_t>(v->as_non_negative_integer());
   // A run given as a duration: its failures over all seeds are known now (the checkpoints, and a run of
   // steps, once the step is simulated: model::simulate_goodput refuses those).
-  double rate_per_s = 0;
-  for (const FailureKind& k : r.kinds)
-    rate_per_s += k.rate_per_s();
-  const double expected = rate_per_s * s.run.duration_s * double(r.seeds);
+  const double expected = r.total_rate_per_s() * s.run.duration_s * double(r.seeds);
   if (expected > model::kMaxExpectedEvents)
     (rel->has("seeds") ? rel->child("seeds") : rel->child("failures"))
         .fail(model::format("%.3g failures expected over %lld seeds of %.4g days, more than the %.3g events the run "
