@@ -20,7 +20,8 @@ std::string format_watts(double w) {
 GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
                    "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency",
-                   "attention_efficiency", "hbm_efficiency", "peak_fp8", "fp8_gemm_efficiency", "power_limit", "dvfs", "source"});
+                   "attention_efficiency", "hbm_efficiency", "peak_fp8", "fp8_gemm_efficiency", "power_limit", "dvfs", "source",
+                   "power_model", "p_clocked", "p_active"});
   GpuSpec g = base ? *base : GpuSpec{};
   if (base)
     g.source = "based on " + base->name;
@@ -46,6 +47,23 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   read("e_dp", Dimension::Energy, g.e_dp_j_per_flop);
   read("p_static", Dimension::Power, g.p_static_w, true);
   read("tdp", Dimension::Power, g.tdp_w);
+  if (auto c = node.optional_child("power_model")) {
+    const std::string word = c->as_string();
+    if (word == "per_flop")
+      g.power_model = PowerModel::PerFlop;
+    else if (word == "activity")
+      g.power_model = PowerModel::Activity;
+    else
+      c->fail("power_model must be per_flop (the seed's energies per FLOP and byte) or activity (clocked "
+              "and busy power as a meter reads it), not '" + word + "'");
+  }
+  if (auto c = node.optional_child("p_clocked"))
+    g.p_clocked_w = c->as_non_negative_quantity(Dimension::Power);
+  if (auto c = node.optional_child("p_active"))
+    g.p_active_w = c->as_non_negative_quantity(Dimension::Power);
+  if (g.power_model == PowerModel::Activity && g.p_clocked_w + g.p_active_w <= 0)
+    node.fail("power_model: activity needs p_clocked and p_active (watts above static power while the GPU "
+              "waits clocked, and while all its SMs run a kernel)");
   read("nvlink", Dimension::Bandwidth, g.nvlink_bytes_per_s);
   read("ib", Dimension::Bandwidth, g.ib_bytes_per_s);
   parse_efficiencies(node, g);
@@ -54,6 +72,9 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   if (g.p_static_w > g.tdp_w)
     node.fail("p_static (" + std::to_string(g.p_static_w) + " W) exceeds tdp (" + std::to_string(g.tdp_w) +
               " W)");
+  if (awake_power_w(g) > g.tdp_w)
+    node.fail("p_static + p_clocked (" + format_watts(awake_power_w(g)) + ", a GPU waiting in a job) exceeds tdp (" +
+              format_watts(g.tdp_w) + ")");
   if (auto c = node.optional_child("dvfs")) {
     c->check_keys({"max_clock_mhz", "min_clock", "min_voltage", "source"});
     if (auto v = c->optional_child("max_clock_mhz"))
@@ -77,9 +98,10 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
     else
       g.power_limit_w = c->as_positive_quantity(Dimension::Power);
     // At or below static power no clock could meet the limit: every phase would draw more.
-    if (word != "none" && g.power_limit_w <= g.p_static_w)
-      c->fail("power_limit (" + format_watts(g.power_limit_w) + ") must be above the GPU's static power (" +
-              format_watts(g.p_static_w) + "): no clock can meet it");
+    if (word != "none" && g.power_limit_w <= awake_power_w(g))
+      c->fail("power_limit (" + format_watts(g.power_limit_w) + ") must be above the GPU's idle power in a job (" +
+              format_watts(awake_power_w(g)) + (g.power_model == PowerModel::Activity ? ", static + clocked" : ", static") +
+              "): no clock can meet it");
   }
   return g;
 }

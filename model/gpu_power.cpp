@@ -6,6 +6,10 @@
 
 namespace memwall::model {
 
+const char* power_model_name(PowerModel m) {
+  return m == PowerModel::Activity ? "activity" : "per_flop";
+}
+
 double DvfsCurve::voltage_at(double clock) const {
   if (clock >= 1.0)
     return 1.0;
@@ -20,10 +24,10 @@ PhaseAtClock phase_at_clock(const GpuSpec& gpu, const PhaseDemand& phase, double
   at.voltage = gpu.dvfs.voltage_at(clock);
   at.time_s = std::max(phase.compute_s / clock, phase.memory_s);
   if (at.time_s <= 0) {
-    at.power_w = gpu.p_static_w;
+    at.power_w = awake_power_w(gpu);
     return at;
   }
-  at.power_w = gpu.p_static_w + phase.arith_j_per_flop * at.voltage * at.voltage * phase.flops / at.time_s +
+  at.power_w = awake_power_w(gpu) + active_power_w(gpu, clock, at.voltage) + phase.arith_j_per_flop * at.voltage * at.voltage * phase.flops / at.time_s +
                gpu.e_hbm_j_per_byte * phase.hbm_bytes / at.time_s;
   return at;
 }

@@ -12,6 +12,12 @@
 // the largest f in [min_clock, 1] with P(f) <= limit. Compute-bound phases slow by about 1 / f;
 // memory-bound ones only lose arithmetic power (their time is the HBM's) until t_compute / f
 // passes t_memory.
+//
+// The activity model (GpuSpec::power_model) adds what a meter sees beyond useful work: a GPU in a
+// job is clocked even while it waits (p_clocked, charged with static power for all its time), and a
+// kernel keeps all SMs issuing, fetching and clocking whatever share of peak it achieves (p_active,
+// C V^2 f like the arithmetic): P(f) = p_static + p_clocked + p_active f V(f)^2 + the per-FLOP and
+// per-byte terms. It still rises with f, so the same bisection finds the capped clock.
 #pragma once
 
 #include <string>

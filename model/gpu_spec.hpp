@@ -9,6 +9,15 @@
 
 namespace memwall::model {
 
+// How a GPU's board power follows its work (model/gpu_power.hpp).
+//   per_flop: the seed's model: static power plus energy per useful FLOP and per HBM byte.
+//   activity: as a meter reads it: a GPU in a job is clocked and awake even while it waits
+//             (p_clocked on top of static), and a running kernel's SMs draw p_active (scaled by
+//             f V^2) whatever share of their peak the kernel achieves, on top of the per-FLOP and
+//             per-byte energies.
+enum class PowerModel { PerFlop, Activity };
+const char* power_model_name(PowerModel m);
+
 struct GpuSpec {
   std::string name;            // catalog key used in scenarios, e.g. "A100-80GB"
   std::string display_name;    // as the seed prints it, e.g. "B200 (approx.)"
@@ -20,7 +29,10 @@ struct GpuSpec {
   double e_hbm_j_per_byte = 0;  // all-in HBM energy (interface + on-die transport)
   double e_flop_j_per_flop = 0; // all-in on-chip energy per FLOP at peak
   double e_dp_j_per_flop = 0;   // datapath-only estimate (reported, not charged)
-  double p_static_w = 0;        // idle / leakage power
+  double p_static_w = 0;        // idle / leakage power: the board with nothing to do, clocks down
+  PowerModel power_model = PowerModel::PerFlop;
+  double p_clocked_w = 0; // activity model: clocked and waiting (a collective or a bubble), above static
+  double p_active_w = 0;  // activity model: all SMs running a kernel at the maximum clock, above clocked
   double tdp_w = 0;
   double power_limit_w = 0;     // a site or user power cap (`power_limit: tdp` or watts); 0: none
   DvfsCurve dvfs;               // clock / voltage curve the cap moves along (gpu_power.hpp)
@@ -33,6 +45,15 @@ struct GpuSpec {
   double fp8_gemm_efficiency = 0; // FP8 GEMMs' achieved fraction of the FP8 peak; 0: as the BF16 GEMMs
   std::string source;        // where the figures come from
 };
+
+// What the board draws in a job whatever it does: static, plus the clocked wait of the activity model.
+inline double awake_power_w(const GpuSpec& g) {
+  return g.power_model == PowerModel::Activity ? g.p_static_w + g.p_clocked_w : g.p_static_w;
+}
+// The SMs' busy power at a clock (fraction of the maximum) and its voltage: C V^2 f.
+inline double active_power_w(const GpuSpec& g, double clock, double voltage) {
+  return g.power_model == PowerModel::Activity ? g.p_active_w * clock * voltage * voltage : 0.0;
+}
 
 // Machine balance beta_t: FLOP per HBM byte at which compute and HBM time are equal.
 inline double machine_balance_flops_per_byte(const GpuSpec& g) {

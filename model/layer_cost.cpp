@@ -17,10 +17,10 @@ void complete_layer_cost(LayerCost& c, const GpuSpec& gpu) {
   c.t_gemm_s = std::max(c.flops / gpu.peak_flops_per_s, c.weight_bytes / gpu.hbm_bytes_per_s);
   c.t_elementwise_s = c.activation_bytes / gpu.hbm_bytes_per_s;
   c.t_s = c.t_gemm_s + c.t_elementwise_s;
-  c.e_arith_j = c.flops * gpu.e_flop_j_per_flop;
+  c.e_arith_j = c.flops * gpu.e_flop_j_per_flop + active_power_w(gpu, 1.0, 1.0) * c.t_s;
   c.e_hbm_weights_j = c.weight_bytes * gpu.e_hbm_j_per_byte;
   c.e_hbm_activations_j = c.activation_bytes * gpu.e_hbm_j_per_byte;
-  c.e_static_j = gpu.p_static_w * c.t_s;
+  c.e_static_j = awake_power_w(gpu) * c.t_s;
   c.e_total_j = c.e_arith_j + c.e_hbm_weights_j + c.e_hbm_activations_j + c.e_static_j;
 }
 

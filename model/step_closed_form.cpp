@@ -32,9 +32,9 @@ StepMetrics step_closed_form(const StepPlan& plan) {
   m.step_time_s = m.t_compute_s + m.t_optimizer_s + m.t_allreduce_s;
   m.flops = r.flops * layers * mb;
   m.hbm_bytes = (r.weight_bytes + r.activation_bytes) * layers * mb + opt_bytes;
-  m.e_arith_j = r.e_arith_j * layers * mb;
+  m.e_arith_j = r.e_arith_j * layers * mb + active_power_w(g, 1.0, 1.0) * m.t_optimizer_s;
   m.e_hbm_j = (r.e_hbm_weights_j + r.e_hbm_activations_j) * layers * mb + opt_bytes * g.e_hbm_j_per_byte;
-  m.e_static_j = g.p_static_w * m.step_time_s;
+  m.e_static_j = awake_power_w(g) * m.step_time_s;
   finish_ratios(m, g.peak_flops_per_s);
   return m;
 }

@@ -127,7 +127,8 @@ def check_output(memwall, tmp):
 def check_parent_killed(memwall, tmp):
     """Killing only the parent (SIGKILL, SIGHUP) takes the simulation child with it."""
     big = write(tmp, "big.yaml", SCENARIO.replace("gpus: 4", "gpus: 4096").replace("microbatches: 1",
-                                                                                  "microbatches: 16"))
+                                                                                  "microbatches: 16")
+                                            + "steps: 6\n")  # about 4 s on a fast machine: still running at 1 s
     import signal
     import time
     for sig in (signal.SIGKILL, signal.SIGHUP):

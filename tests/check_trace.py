@@ -184,7 +184,7 @@ def interrupted(memwall, tmp):
     expect(p.returncode != 0 and not os.path.exists(bad) and not os.path.exists(bad + ".tmp"),
            f"failed run: rc={p.returncode}, left a file")
     # A run killed half-way leaves nothing.
-    big = write(tmp, 4096, 16, 1)
+    big = write(tmp, 4096, 16, 6)  # about 4 s on a fast machine: still running when killed at 1 s
     out = os.path.join(tmp, "killed.h5")
     timeline = os.path.join(tmp, "killed.json")
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -19,7 +19,10 @@ trace::TracePhase trace_phase(PhaseKind kind) {
 void RunRecorder::record_phase(long long rank, const PhaseContext& where, const PhaseCost& phase, double t_start_s,
                                double t_end_s) {
   GpuTotals& t = totals_[static_cast<size_t>(rank)];
-  const double e_arith = phase.flops * gpu_.e_flop_j_per_flop * phase.arith_energy_scale;
+  const double span_s = t_end_s - t_start_s;
+  // The SMs' busy power (activity model; 0 in the seed's per-FLOP model) is part of their dynamic energy.
+  const double e_arith = phase.flops * gpu_.e_flop_j_per_flop * phase.arith_energy_scale +
+                         model::active_power_w(gpu_, phase.clock, gpu_.dvfs.voltage_at(phase.clock)) * span_s;
   const double e_hbm = phase.hbm_bytes * gpu_.e_hbm_j_per_byte;
   t.phase_time_s[static_cast<size_t>(phase.kind)] += t_end_s - t_start_s;
   t.flops += phase.flops;
@@ -27,9 +30,8 @@ void RunRecorder::record_phase(long long rank, const PhaseContext& where, const 
   t.e_arith_j += e_arith;
   t.e_hbm_j += e_hbm;
   t.activities += 1;
-  const double span_s = t_end_s - t_start_s;
   if (span_s > 0)
-    t.peak_power_w = std::max(t.peak_power_w, gpu_.p_static_w + (e_arith + e_hbm) / span_s);
+    t.peak_power_w = std::max(t.peak_power_w, awake_w_ + (e_arith + e_hbm) / span_s);
   if (phase.clock < 1) {
     t.min_clock = std::min(t.min_clock, phase.clock);
     t.throttled_s += span_s;
@@ -38,7 +40,7 @@ void RunRecorder::record_phase(long long rank, const PhaseContext& where, const 
   if (trace_) {
     trace::PhaseRow row{int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer),
                         trace_phase(phase.kind), trace::TraceStream::Compute, t_start_s, t_end_s, phase.flops,
-                        phase.hbm_bytes, e_arith, e_hbm, gpu_.p_static_w * span_s, 0.0};
+                        phase.hbm_bytes, e_arith, e_hbm, awake_w_ * span_s, 0.0};
     row.clock = phase.clock;
     trace_->add_phase(row);
   }
@@ -58,7 +60,7 @@ void RunRecorder::record_collective(long long rank, long long step, trace::Trace
   if (trace_)
     trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, kind,
                        overlapped ? trace::TraceStream::Communication : trace::TraceStream::Compute, t_start_s,
-                       t_end_s, 0.0, 0.0, 0.0, 0.0, overlapped ? 0.0 : gpu_.p_static_w * (t_end_s - t_start_s),
+                       t_end_s, 0.0, 0.0, 0.0, 0.0, overlapped ? 0.0 : awake_w_ * (t_end_s - t_start_s),
                        network_j});
 }
 
@@ -87,7 +89,7 @@ void RunRecorder::record_parallel(long long rank, const PhaseContext& where, tra
   if (trace_ && (span_s > 0 || bytes_sent > 0))
     trace_->add_phase({int32_t(rank), int32_t(where.step), int32_t(where.microbatch), int32_t(where.layer), kind,
                        side_stream ? trace::TraceStream::Communication : trace::TraceStream::Compute, t_start_s,
-                       t_end_s, 0.0, 0.0, 0.0, 0.0, side_stream ? 0.0 : gpu_.p_static_w * span_s, network_j});
+                       t_end_s, 0.0, 0.0, 0.0, 0.0, side_stream ? 0.0 : awake_w_ * span_s, network_j});
 }
 
 void RunRecorder::record_exposed_wait(long long rank, long long step, trace::TracePhase kind, double t_start_s,
@@ -95,7 +97,7 @@ void RunRecorder::record_exposed_wait(long long rank, long long step, trace::Tra
   totals_[static_cast<size_t>(rank)].dp_comm_s += t_end_s - t_start_s;
   if (trace_ && t_end_s > t_start_s)
     trace_->add_phase({int32_t(rank), int32_t(step), -1, -1, kind, trace::TraceStream::Compute, t_start_s, t_end_s,
-                       0.0, 0.0, 0.0, 0.0, gpu_.p_static_w * (t_end_s - t_start_s), 0.0});
+                       0.0, 0.0, 0.0, 0.0, awake_w_ * (t_end_s - t_start_s), 0.0});
 }
 
 void RunRecorder::record_sync_wait(long long rank, trace::TracePhase kind, double seconds) {
@@ -149,7 +151,7 @@ void RunRecorder::close_run(double makespan_s, trace::TracePhase tail) {
     const double finish = totals_[rank].finish_time_s;
     if (finish < makespan_s)
       trace_->add_phase({int32_t(rank), -1, -1, -1, tail, trace::TraceStream::Compute, finish, makespan_s, 0.0, 0.0, 0.0, 0.0,
-                         gpu_.p_static_w * (makespan_s - finish), 0.0});
+                         awake_w_ * (makespan_s - finish), 0.0});
   }
 }
 

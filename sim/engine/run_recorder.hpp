@@ -72,7 +72,7 @@ struct LinkUsage {
 class RunRecorder {
 public:
   RunRecorder(long long gpus, const model::GpuSpec& gpu, trace::TraceBuffer* trace = nullptr)
-      : totals_(static_cast<size_t>(gpus)), gpu_(gpu), trace_(trace) {}
+      : totals_(static_cast<size_t>(gpus)), gpu_(gpu), awake_w_(model::awake_power_w(gpu)), trace_(trace) {}
 
   // A compute or memory phase that ran on `rank` from t_start_s to t_end_s.
   void record_phase(long long rank, const PhaseContext& where, const PhaseCost& phase, double t_start_s,
@@ -119,6 +119,7 @@ public:
 private:
   std::vector<GpuTotals> totals_;
   model::GpuSpec gpu_;
+  double awake_w_; // static (+ clocked wait in the activity model): every compute-stream second draws it
   trace::TraceBuffer* trace_;
   std::unordered_map<std::string, LinkUsage> links_;
   std::map<std::array<long long, 4>, int64_t> collective_ids_;

@@ -81,8 +81,8 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   // All communication: with overlap, the busiest GPU's collectives (partly hidden under compute);
   // without, all of it is exposed.
   m.t_comm_total_s = s.training.overlap_bucketed ? busiest_comm_s / steps : m.t_allreduce_s;
-  // Static power burns for the whole run on every GPU, waiting included.
-  m.e_static_j = s.gpu.p_static_w * m.step_time_s;
+  // Static power (and the activity model's clocked wait) burns for the whole run on every GPU.
+  m.e_static_j = model::awake_power_w(s.gpu) * m.step_time_s;
   model::finish_ratios(m, s.gpu.peak_flops_per_s);
   return m;
 }

@@ -50,7 +50,7 @@ std::vector<trace::GpuSummaryRow> per_gpu_rows(const Scenario& s, const RunResul
     row.bytes_received = t.bytes_received;
     row.e_arith_j = t.e_arith_j;
     row.e_hbm_j = t.e_hbm_j;
-    row.e_static_j = s.gpu.p_static_w * r.makespan_s;
+    row.e_static_j = model::awake_power_w(s.gpu) * r.makespan_s;
     row.e_network_j = t.e_network_j;
     row.e_total_j = row.e_arith_j + row.e_hbm_j + row.e_static_j + row.e_network_j;
     rows.push_back(row);
