@@ -12,7 +12,9 @@ FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory&
   f.gpu_j = gpu_j_per_gpu * n;
   f.host_j = spec.host_w_per_node * servers * step_s;
   f.nic_j = spec.nic_w * double(fabric.nics) * step_s;
-  f.node_j = f.gpu_j + f.host_j + f.nic_j;
+  const double loss = 1.0 / spec.psu_efficiency - 1.0; // AC drawn per DC watt, beyond the watt
+  f.psu_j = (f.gpu_j + f.host_j + f.nic_j) * loss;
+  f.node_j = f.gpu_j + f.host_j + f.nic_j + f.psu_j;
   f.switch_j = spec.switch_port_w * double(fabric.switch_ports) * step_s;
   f.link_j = link_j_per_gpu * n;
   f.it_j = f.node_j + f.switch_j + f.link_j;
@@ -23,7 +25,8 @@ FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory&
   }
   const double gpus_per_server = n / servers;
   f.node_w_peak =
-      gpus_per_server * gpu_w_peak + spec.host_w_per_node + spec.nic_w * double(fabric.nics) / servers;
+      (gpus_per_server * gpu_w_peak + spec.host_w_per_node + spec.nic_w * double(fabric.nics) / servers) *
+      (1.0 + loss);
   return f;
 }
 

@@ -1,10 +1,12 @@
 // From the GPUs' joules to what a data centre meters and pays: node and facility power per step, and
 // a whole training run's days, GPU-hours, MWh, money and carbon. Pure arithmetic, no SimGrid.
 //
-//   node   = GPUs (arithmetic + HBM + static) + host per server + NICs        (all for the step's time)
+//   node   = (GPUs (arithmetic + HBM + static) + host per server + NICs) / PSU efficiency
 //   IT     = node + switch ports (for the step's time) + links' energy per byte carried
 //   facility = IT x PUE
 #pragma once
+
+#include <string>
 
 namespace memwall::model {
 
@@ -16,7 +18,12 @@ struct FacilityPowerSpec {
   double nic_w = 0;         // per NIC of the fabric (a star: one per GPU)
   double switch_port_w = 0; // per switch port of the fabric
   double pue = 1;           // facility over IT power (cooling, power distribution)
-  bool given() const { return host_w_per_node > 0 || nic_w > 0 || switch_port_w > 0 || pue != 1.0; }
+  // The servers' power supplies: DC out over AC in (1: the meter reads DC, or losses are in `node`).
+  double psu_efficiency = 1;
+  std::string server; // the catalog server host_w_per_node came from (model/servers.yaml), or empty
+  bool given() const {
+    return host_w_per_node > 0 || nic_w > 0 || switch_port_w > 0 || pue != 1.0 || psu_efficiency != 1.0;
+  }
 };
 
 // What the fabric holds, counted from its graph.
@@ -38,7 +45,8 @@ struct FacilityStep {
   double gpu_j = 0; // all GPUs: arithmetic + HBM + static
   double host_j = 0;
   double nic_j = 0;
-  double node_j = 0;          // gpu + host + nic
+  double psu_j = 0;           // power-supply losses: (gpu + host + nic) (1 / efficiency - 1)
+  double node_j = 0;          // gpu + host + nic + psu
   double switch_j = 0;        // switch ports
   double link_j = 0;          // the links' energy per byte carried (network energy of the seed's model)
   double it_j = 0;            // node + switch + link

@@ -3,7 +3,7 @@
 energy validation. Every expectation is derived here from the README's formulas and the fabric's
 structure, not from memwall's output.
 
-Usage: check_power.py MEMWALL facility|trace|sweep|validation
+Usage: check_power.py MEMWALL facility|trace|sweep|validation|activity
 """
 import csv
 import json
@@ -165,14 +165,77 @@ def check_validation(memwall, tmp):
             error = j[key] / measured - 1
             print(f"{name}: {key} modelled {j[key] / 1e3:.2f} kW, measured {measured / 1e3:.2f} kW, "
                   f"error {100 * error:+.1f}%")
-            # The README reports these errors; this bound catches a broken power model (zero, or
-            # several times too much), not an accurate one (see the README's validation section).
-            expect(abs(error) < 0.45, f"{name}: {key} off by {100 * error:+.1f}%")
+            # Issue 30's bounds: the two node figures the project started from (01, 02) within 15%,
+            # the figures added after them within 20% (docs/validation.md reports every row).
+            bound = 0.15 if name[:2] in ("01", "02") else 0.20
+            expect(abs(error) < bound, f"{name}: {key} off by {100 * error:+.1f}%, bound {100 * bound:.0f}%")
+
+
+# The activity power model (model/gpus.yaml): 130 W awake (90 static + 40 clocked), 192 W busy SMs.
+ACTIVITY = """
+name: activity check
+gpu: {like: H100-SXM-calibrated, power_limit: LIMIT}
+model: {hidden: 2048, layers: 8, seq_len: 2048, vocab: 32000}
+batch: {global_batch: 32, micro_batch: 2}
+cluster: {gpus: 16, fabric: dgx-h100-ndr}
+parallelism: {pipeline: 2}
+power: {server: dgx-h100, pue: 1.2}
+"""
+
+
+def check_activity(memwall, tmp):
+    """Derived by hand from the documented constants, against the seed's per-FLOP model on the same run."""
+    traces = {}
+    for label, limit, model in (("act", "none", "activity"), ("flop", "none", "per_flop"), ("cap", "450W", "activity")):
+        path, h5 = os.path.join(tmp, label + ".yaml"), os.path.join(tmp, label + ".h5")
+        with open(path, "w") as f:
+            f.write(ACTIVITY.replace("LIMIT", limit).replace("calibrated,", f"calibrated, power_model: {model},"))
+        p = subprocess.run([memwall, "run", path, "--trace", h5, "--json"], capture_output=True, text=True)
+        expect(p.returncode == 0, f"{label}: exit {p.returncode}: {p.stderr}")
+        traces[label] = (Trace(h5), json.loads(p.stdout.splitlines()[-1]))
+    (act, ja), (flop, jf), (cap, jc) = traces["act"], traces["flop"], traces["cap"]
+    # Uncapped, power does not move time: the same phases at the same times in both models.
+    expect(np.array_equal(act.phases["t_start_s"], flop.phases["t_start_s"]), "activity changed the timeline")
+    busy = (act.phases["flops"] > 0) | (act.phases["hbm_bytes"] > 0)
+    span = act.phases["t_end_s"] - act.phases["t_start_s"]
+    # A kernel's phase draws p_active (192 W at full clock) more than the seed's per-FLOP energy...
+    expect(np.allclose(act.phases["e_arith_j"][busy], flop.phases["e_arith_j"][busy] + 192.0 * span[busy],
+                       rtol=1e-12, atol=1e-12), "busy phases: e_arith != per-FLOP + 192 W x span")
+    # ... and every second on the compute stream is awake: 130 W static in activity, 90 W per FLOP.
+    on_compute = act.stream == 0
+    expect(np.allclose(act.phases["e_static_j"][on_compute], 130.0 * span[on_compute], rtol=1e-12, atol=1e-15),
+           "static energy != 130 W x span")
+    expect(np.allclose(flop.phases["e_static_j"][on_compute], 90.0 * span[on_compute], rtol=1e-12, atol=1e-15),
+           "per_flop static energy != 90 W x span")
+    # An idle wait (a pipeline bubble, an exposed collective) draws exactly the awake power.
+    pw = act.power
+    idle = [r for r in pw if close(float(r["power_w"]), 130.0, 1e-12)]
+    expect(len(idle) > 0 and float(pw["power_w"].min()) >= 130.0 * (1 - 1e-12),
+           f"no wait at 130 W, or a row below it: min {float(pw['power_w'].min())} W")
+    # Energy conserved per GPU and per step: the power rows integrate to the GPU's joules.
+    for t, j in ((act, ja), (cap, jc)):
+        for g in range(16):
+            mine = t.power[t.power["gpu"] == g]
+            integral = float(np.sum(mine["power_w"] * (mine["t_end_s"] - mine["t_start_s"])))
+            row = t.per_gpu[t.per_gpu["gpu"] == g][0]
+            expect(close(integral, row["e_arith_j"] + row["e_hbm_j"] + row["e_static_j"], 1e-9),
+                   f"GPU {g}: power integral {integral} J != its joules")
+        gpu_j = (j["e_arith_j"] + j["e_hbm_j"] + j["e_static_j"]) * 16
+        host = 2580.0  # model/servers.yaml dgx-h100: 700 + 320 + 250 + 400 + 650 + 110 + 150 W
+        node_j = (gpu_j + host * 2 * j["step_time_s"]) / 0.95
+        expect(close(j["node_j_per_step"], node_j, 1e-9), f"node J {j['node_j_per_step']} != {node_j}")
+        expect(close(j["facility_j_per_step"], 1.2 * (node_j + j["e_network_j"] * 16), 1e-9), "facility J")
+    # With a cap: no row, and so no step's mean, above it; the cap slowed the step.
+    expect(float(cap.power["power_w"].max()) <= 450 * (1 + 1e-9), "a capped row over 450 W")
+    expect(jc["gpu_power_mean_w"] <= 450 and jc["step_time_s"] > ja["step_time_s"], "cap: mean or time")
+    print(f"activity: mean GPU power {ja['gpu_power_mean_w']:.0f} W (per FLOP {jf['gpu_power_mean_w']:.0f} W), "
+          f"capped at 450 W: {jc['gpu_power_mean_w']:.0f} W, {len(idle)} idle rows at 130 W")
 
 
 def main():
     memwall, mode = sys.argv[1], sys.argv[2]
-    checks = {"facility": check_facility, "trace": check_trace, "sweep": check_sweep, "validation": check_validation}
+    checks = {"facility": check_facility, "trace": check_trace, "sweep": check_sweep, "validation": check_validation,
+              "activity": check_activity}
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](memwall, tmp)
     if failures:

@@ -238,6 +238,9 @@ void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
   j["switch_ports"] = s.inventory.switch_ports;
   j["host_w_per_node"] = s.power.host_w_per_node;
   j["pue"] = s.power.pue;
+  j["server"] = s.power.server;
+  j["psu_efficiency"] = s.power.psu_efficiency;
+  j["gpu_power_model"] = model::power_model_name(s.gpu.power_model);
   j["gpu_power_mean_w"] = m.step_time_s > 0 ? gpu_j / m.step_time_s : 0.0;
   j["gpu_power_peak_w"] = peak_w;
   j["gpu_clock_min"] = min_clock;
@@ -245,6 +248,10 @@ void power_figures(const Scenario& s, const RunResult& r, nlohmann::json& j) {
   j["over_limit_phases"] = over_limit;
   j["node_power_mean_w"] = f.node_w_mean;
   j["node_power_peak_w"] = f.node_w_peak;
+  // Feeds are sized on the peak, energy is billed on the mean: their ratio is what a site plans on.
+  j["node_power_peak_to_mean"] = f.node_w_mean > 0 ? f.node_w_peak / f.node_w_mean : 0.0;
+  j["host_j_per_step"] = f.host_j;
+  j["psu_j_per_step"] = f.psu_j;
   j["facility_power_mean_w"] = f.facility_w_mean;
   j["gpu_j_per_step"] = f.gpu_j;
   j["node_j_per_step"] = f.node_j;
@@ -281,8 +288,9 @@ GoodputInputs goodput_inputs(const Scenario& s, const nlohmann::json& record) {
   in.facility_j_per_step = record.at("facility_j_per_step").get<double>();
   // While the job waits (down, writing a checkpoint) its GPUs draw their static power, the rest as in a step.
   const model::FabricInventory& inv = s.inventory;
-  in.idle_facility_w = (double(s.gpus) * s.gpu.p_static_w + double(inv.servers) * s.power.host_w_per_node +
-                        double(inv.nics) * s.power.nic_w + double(inv.switch_ports) * s.power.switch_port_w) *
+  in.idle_facility_w = ((double(s.gpus) * s.gpu.p_static_w + double(inv.servers) * s.power.host_w_per_node +
+                         double(inv.nics) * s.power.nic_w) / s.power.psu_efficiency +
+                        double(inv.switch_ports) * s.power.switch_port_w) *
                        s.power.pue;
   const nlohmann::json& b = record.at("breakdown");
   in.exposed_share =

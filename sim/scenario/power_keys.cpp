@@ -1,6 +1,7 @@
 #include "sim/scenario/power_keys.hpp"
 
 #include "model/input_node.hpp"
+#include "model/server_catalog.hpp"
 #include "model/units.hpp"
 
 #include <algorithm>
@@ -44,9 +45,24 @@ double as_large_count(const InputNode& node) {
 
 void parse_power_keys(const InputNode& root, Scenario& s) {
   if (auto c = root.optional_child("power")) {
-    c->check_keys({"node", "nic", "switch_port", "pue"});
+    c->check_keys({"node", "server", "psu_efficiency", "nic", "switch_port", "pue"});
+    if (c->has("node") && c->has("server"))
+      c->fail("give the host power per server as node (watts) or as server (a catalog server), not both");
     if (auto v = c->optional_child("node"))
       s.power.host_w_per_node = v->as_non_negative_quantity(Dimension::Power);
+    if (auto v = c->optional_child("server")) {
+      const model::ServerSpec server = model::parse_server_reference(*v);
+      // A fabric node may hold several servers' GPUs (an NVL72 rack: 18 trays of 4): count whole servers.
+      const long long gpus_per_node = s.gpus / std::max<long long>(1, s.inventory.servers);
+      if (gpus_per_node % server.gpus != 0)
+        v->fail("server " + server.name + " holds " + std::to_string(server.gpus) + " GPUs, the fabric's nodes " +
+                std::to_string(gpus_per_node) + ": a node must be a whole number of servers");
+      s.power.host_w_per_node = server.host_w() * double(gpus_per_node / server.gpus);
+      s.power.psu_efficiency = server.psu_efficiency;
+      s.power.server = server.name;
+    }
+    if (auto v = c->optional_child("psu_efficiency"))
+      s.power.psu_efficiency = v->as_fraction();
     if (auto v = c->optional_child("nic"))
       s.power.nic_w = v->as_non_negative_quantity(Dimension::Power);
     if (auto v = c->optional_child("switch_port"))
