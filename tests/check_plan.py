@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`memwall plan`, checked against independent runs.
 
-Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad | precheck | user-fabric
+Usage: check_plan.py MEMWALL megatron [--only REGEX] | shards | bad | precheck | user-fabric | objective
 
 megatron: each plan of scenarios/plan-megatron (a Megatron-LM SC'21 Table 1 row's model, GPUs and
   global batch; search over TP, PP, interleaving, micro-batch). The best simulated layout must be at
@@ -15,9 +15,13 @@ shards: a plan run whole, and as two shards merged with `memwall merge`, give th
 bad: bad plan files exit 2 naming file, line and key, and write nothing.
 precheck: the layouts a search drops before building anything are those `validate` refuses, and why.
 user-fabric: a plan over a catalog fabric and a user's fabric file (see user_fabric).
+objective: `--objective energy` ranks each fabric's simulated layouts by facility energy per token (from
+  the results file), names the fastest (least step time) and the most frugal (least mJ/token) with
+  their run's MWh as derived here; `--objective cost` without cost: exits 2.
 """
 import csv
 import json
+import math
 import os
 import re
 import subprocess
@@ -337,13 +341,57 @@ def precheck(memwall, tmp):
           f"{len(printed)} printed by plan and matched")
 
 
+def objective(memwall, tmp):
+    # The shipped plan, shrunk: Llama 3 8B on 64 GPUs, 6 layouts simulated per fabric.
+    plan = os.path.join(tmp, "plan.yaml")
+    open(plan, "w").write(open(os.path.join(ROOT, "scenarios", "plan", "llama3-70b-1024-h100.yaml")).read()
+                          .replace("cluster: {gpus: 1024}", "cluster: {gpus: 64}")
+                          .replace("model: {like: llama3-70b, seq_len: 8192}", "model: {like: llama3-8b, seq_len: 8192}")
+                          .replace("global_batch: 1024", "global_batch: 64")
+                          .replace("pipeline: [1, 2, 4, 8, 16]", "pipeline: [1, 2]")
+                          .replace("virtual_stages: [1, 2, 5]", "virtual_stages: [1, 2]")
+                          .replace("top: 4", "top: 6"))
+    out = os.path.join(tmp, "energy.csv")
+    p = subprocess.run([memwall, "plan", plan, "-j", "2", "--objective", "energy", "--out", out],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"plan --objective energy exited {p.returncode}: {p.stderr}")
+    table = [r for r in rows(out) if r["status"] == "ok"]
+    for fabric in ("dgx-h100-ndr", "fat-tree-2to1"):
+        mine = [r for r in table if r["fabric"] == fabric]
+        if len(mine) < 2:
+            fail(f"{fabric}: {len(mine)} simulated layouts")
+        section = p.stdout.split(f"on {fabric}:", 1)[1]
+        printed = re.findall(r"^\s+\d+ (.+?)\s{2,}\d", section, re.M)[:len(mine)]
+        energy = {r["layout"]: float(r["facility_mj_per_token"]) for r in mine}
+        ranked = [energy[layout.strip()] for layout in printed]
+        if ranked != sorted(ranked):
+            fail(f"{fabric}: table not ranked by facility mJ/token: {ranked}")
+        fastest = min(mine, key=lambda r: float(r["step_time_s"]))
+        frugal = min(mine, key=lambda r: float(r["facility_mj_per_token"]))
+        for label, r in (("fastest", fastest), ("most frugal", frugal)):
+            # The run's MWh by hand: whole steps for 15T tokens, each the facility's joules of a step.
+            tokens_per_step = 64 * float(r["tokens_per_gpu"])
+            mwh = math.ceil(15e12 / tokens_per_step) * float(r["facility_mj_per_token"]) * 1e-3 * tokens_per_step / 3.6e9
+            line = re.search(rf"^\s+{label}\s+(.+?): step .*?, ([0-9.]+) MWh", section, re.M)
+            if not line or line.group(1) != r["layout"] or abs(float(line.group(2)) / mwh - 1) > 1e-3:
+                fail(f"{fabric}: {label} line {line.group(0) if line else None!r}, expected {r['layout']}, {mwh:.1f} MWh")
+        print(f"{fabric}: {len(mine)} layouts ranked by energy, {ranked[0]:.1f} to {ranked[-1]:.1f} mJ/token")
+    # Ranking by cost needs prices.
+    cheap = os.path.join(tmp, "no-cost.yaml")
+    open(cheap, "w").write(open(plan).read().replace("  cost: {gpu_hour: 2.50, kwh: 0.08}\n", ""))
+    p = subprocess.run([memwall, "plan", cheap, "--objective", "cost"], capture_output=True, text=True)
+    if p.returncode != 2 or "--objective" not in p.stderr:
+        fail(f"--objective cost without cost: exit {p.returncode}: {p.stderr}")
+
+
 def main():
     memwall, mode = sys.argv[1], sys.argv[2]
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     with tempfile.TemporaryDirectory() as tmp:
         {"megatron": lambda: megatron(memwall, tmp, only), "shards": lambda: shards(memwall, tmp),
          "bad": lambda: bad(memwall, tmp), "precheck": lambda: precheck(memwall, tmp),
-         "user-fabric": lambda: user_fabric(memwall, tmp)}[mode]()
+         "user-fabric": lambda: user_fabric(memwall, tmp), "objective": lambda: objective(memwall, tmp)}[mode]()
     print("ok")
 
 

@@ -81,6 +81,7 @@ struct PlanOptions {
   bool resume = false;
   std::string shard = "1/1";
   std::string write_best; // folder for each fabric's best layout as a scenario
+  std::string objective = "time"; // time, energy or cost (plan_spec.hpp)
   SlurmOptions slurm;
 };
 int plan_command(const PlanOptions& options);

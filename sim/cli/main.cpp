@@ -75,6 +75,9 @@ int main(int argc, char** argv) {
   plan->add_flag("--resume", plan_options.resume, "skip layouts already simulated in --out");
   plan->add_option("--shard", plan_options.shard, "simulate only the K-th of M slices of the layouts (K/M)");
   plan->add_option("--write-best", plan_options.write_best, "write each fabric's best layout as a scenario in DIR");
+  plan->add_option("--objective", plan_options.objective,
+                   "rank the simulated layouts by time (default), energy (facility J/token) or cost (the run's)")
+      ->check(CLI::IsMember({"time", "energy", "cost"}));
   add_slurm_options(plan, plan_options.slurm);
 
   auto* merge = app.add_subcommand("merge", "join sweep shard results into one file");

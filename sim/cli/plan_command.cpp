@@ -120,6 +120,10 @@ int plan_command(const PlanOptions& options) {
     spec = plan::load_plan(options.file);
     if (options.top > 0)
       spec.top = options.top;
+    spec.objective = options.objective;
+    if (spec.objective == "cost" && !(spec.scenario["cost"] && spec.scenario["run"]))
+      throw model::InputError(options.file, 0, "--objective",
+                              "cost needs the plan's run: (tokens or steps) and cost: (gpu_hour, kwh) to price");
     shard = sweep::parse_shard(options.shard);
     if (!options.out.empty()) {
       output::check_output_target(options.out, "--out", {".csv", ".h5", ".hdf5"});
@@ -199,7 +203,9 @@ int plan_command(const PlanOptions& options) {
                            "--out",
                            std::filesystem::absolute(options.out).string(),
                            "--top",
-                           std::to_string(spec.top)};
+                           std::to_string(spec.top),
+                           "--objective",
+                           spec.objective};
     if (!options.write_best.empty()) {
       request.report_args.push_back("--write-best");
       request.report_args.push_back(std::filesystem::absolute(options.write_best).string());

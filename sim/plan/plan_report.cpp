@@ -4,6 +4,7 @@
 #include "sim/output/safe_file.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -33,9 +34,10 @@ std::vector<double> ranks(const std::vector<double>& x) {
   return r;
 }
 
-// The fabric's simulated points that finished, best simulated throughput first.
-std::vector<size_t> finished_by_throughput(const PlannedPoints& points, size_t f,
-                                           const sweep::ResultsTable& results) {
+// The fabric's simulated points that finished, best first by the plan's objective: simulated
+// throughput (time), facility energy per token (energy) or the run's cost (cost).
+std::vector<size_t> finished_by_objective(const PlanSpec& spec, const PlannedPoints& points, size_t f,
+                                          const sweep::ResultsTable& results) {
   std::vector<size_t> done;
   for (size_t i = 0; i < points.by_fabric[f].size(); ++i)
     if (results.has_ok_row(points.by_fabric[f][i]))
@@ -51,7 +53,12 @@ std::vector<size_t> finished_by_throughput(const PlannedPoints& points, size_t f
   const bool by_days = !done.empty() && number(results, points.by_fabric[f][done[0]], "goodput") > 0 &&
                        number(results, points.by_fabric[f][done[0]], "run_days") !=
                            number(results, points.by_fabric[f][done[0]], "run_days_with_failures");
+  auto value = [&](size_t i, const char* key) { return number(results, points.by_fabric[f][i], key); };
   std::stable_sort(done.begin(), done.end(), [&](size_t a, size_t b) {
+    if (spec.objective == "energy")
+      return value(a, "facility_mj_per_token") < value(b, "facility_mj_per_token");
+    if (spec.objective == "cost")
+      return value(a, "run_cost") < value(b, "run_cost");
     return by_days ? days(a) < days(b) : kept(a) > kept(b);
   });
   return done;
@@ -63,6 +70,31 @@ std::string file_name_for(const std::string& label) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
       c = '-';
   return stem.empty() ? "fabric" : stem;
+}
+
+// The fastest and the most frugal simulated layout side by side, each with its step, energy per
+// token and, with run: (and cost:), the run's days, facility MWh and money: the trade-off in two lines.
+void print_fastest_and_frugal(std::ostream& out, const PlannedPoints& points, size_t f,
+                              const std::vector<size_t>& done, const sweep::ResultsTable& results) {
+  size_t fastest = done[0], frugal = done[0];
+  for (size_t i : done) {
+    const long long p = points.by_fabric[f][i];
+    if (number(results, p, "step_time_s") < number(results, points.by_fabric[f][fastest], "step_time_s"))
+      fastest = i;
+    if (number(results, p, "facility_mj_per_token") <
+        number(results, points.by_fabric[f][frugal], "facility_mj_per_token"))
+      frugal = i;
+  }
+  for (const auto& [label, i] : {std::pair<const char*, size_t>{"fastest", fastest}, {"most frugal", frugal}}) {
+    const long long p = points.by_fabric[f][i];
+    out << model::format("  %-11s %s: step %.4g s, %.4g mJ/token at the facility", label,
+                         points.candidates[f][i]->layout.c_str(), number(results, p, "step_time_s"),
+                         number(results, p, "facility_mj_per_token"));
+    if (number(results, p, "run_steps") > 0)
+      out << model::format(", run %.1f days, %.1f MWh, cost %.0f", number(results, p, "run_days"),
+                           number(results, p, "run_facility_mwh"), number(results, p, "run_cost"));
+    out << "\n";
+  }
 }
 
 } // namespace
@@ -98,7 +130,7 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
                          "tok/s/GPU", "step s", "MFU %", "mem GB", "mJ/tok", "comp s", "TP s", "CP s", "EP s",
                          "PP s", "DP s", "wait s", "est. s", "est. %");
     std::vector<double> estimated, simulated;
-    const std::vector<size_t> done = finished_by_throughput(points, f, results);
+    const std::vector<size_t> done = finished_by_objective(spec, points, f, results);
     for (size_t k = 0; k < done.size(); ++k) {
       const long long point = points.by_fabric[f][done[k]];
       const Candidate& c = *points.candidates[f][done[k]];
@@ -126,9 +158,10 @@ void print_plan_report(std::ostream& out, const PlanSpec& spec, const std::vecto
     if (!done.empty()) {
       best[f] = number(results, points.by_fabric[f][done[0]], "tokens_per_s_per_gpu");
       best_layout[f] = points.candidates[f][done[0]]->layout;
-      out << "best on " << plan.label << ": " << best_layout[f]
-          << model::format(", %.1f tokens/s/GPU\n", best[f]);
+      out << "best on " << plan.label << (spec.objective == "time" ? "" : " by " + spec.objective) << ": "
+          << best_layout[f] << model::format(", %.1f tokens/s/GPU\n", best[f]);
       const long long top = points.by_fabric[f][done[0]];
+      print_fastest_and_frugal(out, points, f, done, results);
       if (number(results, top, "run_steps") > 0) // the scenario's run: and cost:, at the best layout
         out << model::format("training run with it: %.1f days, %.0f GPU-hours, %.1f MWh at the facility, cost %.0f, "
                              "%.1f t CO2e\n",
@@ -166,7 +199,7 @@ std::vector<std::string> write_best_layouts(const std::string& dir, const PlanSp
   std::vector<std::string> written;
   std::filesystem::create_directories(dir);
   for (size_t f = 0; f < plans.size(); ++f) {
-    const std::vector<size_t> done = finished_by_throughput(points, f, results);
+    const std::vector<size_t> done = finished_by_objective(spec, points, f, results);
     if (done.empty() || done.size() != points.by_fabric[f].size())
       continue;
     const Candidate& c = *points.candidates[f][done[0]];

@@ -61,6 +61,9 @@ struct PlanSpec {
   std::vector<SearchAxis> axes; // only the keys the plan searches, in kSearchKeys order
   long long top = 5;
   double headroom = 0;
+  // What "best" means among the simulated layouts: time (throughput, or days with failures), energy
+  // (facility joules per token) or cost (the run's money; needs run: and cost:). `--objective`.
+  std::string objective = "time";
   long long candidates() const; // the full grid's size per fabric
 };
 
