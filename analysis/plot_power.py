@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Power over time for one step, from an HDF5 trace: one GPU's power (each compute phase's joules
-over its duration) and its server's (the server's GPUs summed, plus the scenario's host power per node),
-with the GPU's power limit and board power drawn, and the intervals where the cap lowered the clock
-shaded.
+over its duration), its server's (the server's GPUs summed, plus the scenario's host power per node,
+over the power supplies' efficiency) and the whole job's (every server), with the GPU's power limit
+drawn, the intervals where the cap lowered the clock shaded, and the peak-to-mean ratios printed;
+and a histogram of GPU power over the step (time-weighted, all GPUs).
 
 Usage: plot_power.py TRACE.h5 [--out power.png] [--gpu 0] [--step 0]
 The trace comes from `memwall run SCENARIO --trace TRACE.h5` (trace level `layer` shows each layer's
@@ -32,16 +33,25 @@ def series(power, gpu, start, end):
     return rows[rows["t_start_s"].argsort(kind="stable")]
 
 
-def node_power(power, gpus, host_w, start, end):
-    """A server's power as a step function: host power plus each of its GPUs' power at every instant
-    where any of them changes."""
-    rows = power[np.isin(power["gpu"], gpus) & (power["t_end_s"] > start) & (power["t_start_s"] < end)]
-    edges = np.unique(np.clip(np.concatenate([rows["t_start_s"], rows["t_end_s"]]), start, end))
-    watts = np.full(len(edges), host_w, dtype=float)
-    for r in rows:
-        inside = (edges >= r["t_start_s"]) & (edges < r["t_end_s"])
-        watts[inside] += r["power_w"]
-    return edges, watts
+def summed_power(power, gpus, base_w, start, end):
+    """The power of a set of GPUs (None: all) plus base_w, as a step function (edges, watts at each
+    edge until the next): each row adds its watts at its start and removes them at its end."""
+    keep = (power["t_end_s"] > start) & (power["t_start_s"] < end)
+    if gpus is not None:
+        keep &= np.isin(power["gpu"], gpus)
+    rows = power[keep]
+    times = np.concatenate([np.clip(rows["t_start_s"], start, end), np.clip(rows["t_end_s"], start, end)])
+    deltas = np.concatenate([rows["power_w"], -rows["power_w"]])
+    order = np.argsort(times, kind="stable")
+    edges, first = np.unique(times[order], return_index=True)
+    level = np.cumsum(deltas[order])
+    last = np.append(first[1:], len(order)) - 1  # the level after every change at that instant
+    return edges, base_w + level[last]
+
+
+def time_mean(edges, watts):
+    spans = np.diff(edges)
+    return float(np.sum(watts[:-1] * spans) / np.sum(spans)) if np.sum(spans) > 0 else 0.0
 
 
 def main():
@@ -60,10 +70,19 @@ def main():
     per_server = max(1, gpus // servers)
     first = (a.gpu // per_server) * per_server
     mine = series(t.power, a.gpu, start, end)
-    edges, node_w = node_power(t.power, list(range(first, first + per_server)),
-                               float(t.summary.get("host_w_per_node", 0.0)), start, end)
+    host_w = float(t.summary.get("host_w_per_node", 0.0))
+    psu = float(t.summary.get("psu_efficiency", 1.0)) or 1.0
+    edges, node_w = summed_power(t.power, list(range(first, first + per_server)), host_w, start, end)
+    node_w = node_w / psu
+    job_edges, job_w = summed_power(t.power, None, host_w * servers, start, end)
+    job_w = job_w / psu
     plt = figure_style.plt
-    fig, (ax_gpu, ax_node) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
+    fig = plt.figure(figsize=(11, 10))
+    grid = fig.add_gridspec(4, 1)
+    ax_gpu = fig.add_subplot(grid[0])
+    ax_node = fig.add_subplot(grid[1], sharex=ax_gpu)
+    ax_job = fig.add_subplot(grid[2], sharex=ax_gpu)
+    ax_hist = fig.add_subplot(grid[3])
     x = np.append(mine["t_start_s"], mine["t_end_s"][-1:]) if len(mine) else np.array([start, end])
     y = np.append(mine["power_w"], mine["power_w"][-1:]) if len(mine) else np.zeros(2)
     ax_gpu.step(x, y, where="post", color="#2c3e50", linewidth=0.9, label=f"GPU {a.gpu}")
@@ -81,9 +100,25 @@ def main():
     ax_node.set(xlabel="simulated time [s]", ylabel="server power [kW]", title="its server")
     ax_node.set_ylim(bottom=0)
     ax_node.legend(fontsize=7, loc="lower right")
+    ratios = []
+    for label, e, w in (("server", edges, node_w), ("job", job_edges, job_w)):
+        mean = time_mean(e, w)
+        ratios.append(f"{label} {w[:-1].max() / 1e3:.2f} kW peak, {mean / 1e3:.2f} kW mean, "
+                      f"peak-to-mean {w[:-1].max() / mean:.3f}" if mean > 0 else f"{label}: no power rows")
+    ax_job.step(job_edges, job_w / 1e3, where="post", color="#8e44ad", linewidth=0.9,
+                label=f"all {servers} servers (hosts included)")
+    ax_job.set(xlabel="simulated time [s]", ylabel="job power [kW]", title="the whole job: " + ratios[1])
+    ax_job.set_ylim(bottom=0)
+    ax_job.legend(fontsize=7, loc="lower right")
+    rows = t.power[(t.power["t_end_s"] > start) & (t.power["t_start_s"] < end)]
+    spans = np.minimum(rows["t_end_s"], end) - np.maximum(rows["t_start_s"], start)
+    ax_hist.hist(rows["power_w"], bins=40, weights=spans / max(float(np.sum(spans)), 1e-300) * 100,
+                 color="#2c3e50", label=f"{gpus} GPUs, step {a.step}")
+    ax_hist.set(xlabel="GPU power [W]", ylabel="share of GPU time [%]", title="GPU power over the step")
+    ax_hist.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     figure_style.save(fig, a.out)
-    print(f"wrote {a.out}")
+    print(f"wrote {a.out}; " + "; ".join(ratios))
 
 
 if __name__ == "__main__":

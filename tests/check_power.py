@@ -123,6 +123,17 @@ def check_trace(memwall, tmp):
     p = subprocess.run([PY, os.path.join(ROOT, "analysis", "plot_power.py"), h5, "--out", png, "--gpu", "3"],
                        capture_output=True, text=True)
     expect(p.returncode == 0 and os.path.getsize(png) > 10000, f"plot_power.py: {p.stderr}")
+    # Its server and job series integrate to the step's node energy: their means are the summary's.
+    import re
+    found = re.findall(r"(server|job) ([0-9.]+) kW peak, ([0-9.]+) kW mean", p.stdout)
+    servers = t.summary["servers"]
+    for label, peak_kw, mean_kw in found:
+        n = 1 if label == "server" else servers
+        expect(abs(float(mean_kw) - n * t.summary["node_power_mean_w"] / 1e3) <= 0.006 * n,
+               f"plot_power.py: {label} mean {mean_kw} kW != {n} x {t.summary['node_power_mean_w'] / 1e3:.3f} kW")
+        expect(float(peak_kw) <= n * t.summary["node_power_peak_w"] / 1e3 + 0.006 * n,
+               f"plot_power.py: {label} peak {peak_kw} kW over the bound {t.summary['node_power_peak_w']}")
+    expect(len(found) == 2, f"plot_power.py printed no server and job figures: {p.stdout!r}")
     print(f"trace: {len(pw)} power rows, energy conserved on 16 GPUs, {len(counters)} counter events")
 
 
