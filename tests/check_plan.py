@@ -341,16 +341,20 @@ def precheck(memwall, tmp):
           f"{len(printed)} printed by plan and matched")
 
 
+def small_shipped_plan():
+    """The shipped Llama 3 70B plan, shrunk to seconds: Llama 3 8B on 64 GPUs, 6 layouts per fabric."""
+    return (open(os.path.join(ROOT, "scenarios", "plan", "llama3-70b-1024-h100.yaml")).read()
+            .replace("cluster: {gpus: 1024}", "cluster: {gpus: 64}")
+            .replace("model: {like: llama3-70b, seq_len: 8192}", "model: {like: llama3-8b, seq_len: 8192}")
+            .replace("global_batch: 1024", "global_batch: 64")
+            .replace("pipeline: [1, 2, 4, 8, 16]", "pipeline: [1, 2]")
+            .replace("virtual_stages: [1, 2, 5]", "virtual_stages: [1, 2]")
+            .replace("top: 4", "top: 6"))
+
+
 def objective(memwall, tmp):
-    # The shipped plan, shrunk: Llama 3 8B on 64 GPUs, 6 layouts simulated per fabric.
     plan = os.path.join(tmp, "plan.yaml")
-    open(plan, "w").write(open(os.path.join(ROOT, "scenarios", "plan", "llama3-70b-1024-h100.yaml")).read()
-                          .replace("cluster: {gpus: 1024}", "cluster: {gpus: 64}")
-                          .replace("model: {like: llama3-70b, seq_len: 8192}", "model: {like: llama3-8b, seq_len: 8192}")
-                          .replace("global_batch: 1024", "global_batch: 64")
-                          .replace("pipeline: [1, 2, 4, 8, 16]", "pipeline: [1, 2]")
-                          .replace("virtual_stages: [1, 2, 5]", "virtual_stages: [1, 2]")
-                          .replace("top: 4", "top: 6"))
+    open(plan, "w").write(small_shipped_plan())
     out = os.path.join(tmp, "energy.csv")
     p = subprocess.run([memwall, "plan", plan, "-j", "2", "--objective", "energy", "--out", out],
                        capture_output=True, text=True)
