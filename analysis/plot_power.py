@@ -74,8 +74,13 @@ def main():
     psu = float(t.summary.get("psu_efficiency", 1.0)) or 1.0
     edges, node_w = summed_power(t.power, list(range(first, first + per_server)), host_w, start, end)
     node_w = node_w / psu
-    job_edges, job_w = summed_power(t.power, None, host_w * servers, start, end)
-    job_w = job_w / psu
+    if t.power_job is not None:  # the trace's own series (memwall >= issue 30)
+        rows = t.power_job[(t.power_job["t_end_s"] > start) & (t.power_job["t_start_s"] < end)]
+        job_edges = np.append(np.maximum(rows["t_start_s"], start), min(float(rows["t_end_s"][-1]), end))
+        job_w = np.append(rows["power_w"], rows["power_w"][-1:])
+    else:
+        job_edges, job_w = summed_power(t.power, None, host_w * servers, start, end)
+        job_w = job_w / psu
     plt = figure_style.plt
     fig = plt.figure(figsize=(11, 10))
     grid = fig.add_gridspec(4, 1)

@@ -18,6 +18,9 @@ class Trace:
                 self.link_kinds = [_text(n) for n in self.links["kind"]]
             self.per_gpu = f["summary/per_gpu"][()]
             self.power = f["power"][()] if "power" in f else None  # GPU power over time (memwall >= issue 15)
+            # each server's and the whole job's power over time (memwall >= issue 30)
+            self.power_servers = f["power_servers"][()] if "power_servers" in f else None
+            self.power_job = f["power_job"][()] if "power_job" in f else None
             self.summary = {k: _text(v) for k, v in f["summary"].attrs.items()}
             enum = h5py.check_enum_dtype(f["phases"].dtype["phase"])
             self.phase_names = {value: name for name, value in enum.items()}

@@ -113,6 +113,7 @@ def check_trace(memwall, tmp):
         mine = mine[mine["t_start_s"].argsort()]
         expect(np.allclose(mine["t_start_s"][1:], mine["t_end_s"][:-1], rtol=0, atol=1e-12), f"GPU {g}: gaps")
     expect(close(float(pw["power_w"].max()), t.summary["gpu_power_peak_w"], 1e-9), "peak power in the trace")
+    check_server_series(t, 16)
     expect(close(float(pw["clock"].min()), t.summary["gpu_clock_min"], 1e-12), "lowest clock in the trace")
     expect(float(pw["power_w"].max()) <= 500 * (1 + 1e-9), "a trace row over the cap")
     with open(timeline) as f:
@@ -135,6 +136,24 @@ def check_trace(memwall, tmp):
                f"plot_power.py: {label} peak {peak_kw} kW over the bound {t.summary['node_power_peak_w']}")
     expect(len(found) == 2, f"plot_power.py printed no server and job figures: {p.stdout!r}")
     print(f"trace: {len(pw)} power rows, energy conserved on 16 GPUs, {len(counters)} counter events")
+
+
+def check_server_series(t, gpus):
+    """/power_servers and /power_job tile the run and integrate to the node energy derived by hand."""
+    servers, makespan = int(t.summary["servers"]), float(t.summary["makespan_s"])
+    host = t.summary["host_w_per_node"] + t.summary.get("nic_w", 0.0)
+    psu = t.summary.get("psu_efficiency", 1.0)
+    row_j = lambda r: float(np.sum(r["power_w"] * (r["t_end_s"] - r["t_start_s"])))  # noqa: E731
+    gpu_j = float(np.sum(t.per_gpu["e_arith_j"] + t.per_gpu["e_hbm_j"] + t.per_gpu["e_static_j"]))
+    node_j = (gpu_j + host * servers * makespan) / psu
+    job = t.power_job[np.argsort(t.power_job["t_start_s"], kind="stable")]
+    expect(close(row_j(job), node_j, 1e-9), f"/power_job integrates to {row_j(job)} J, not {node_j}")
+    expect(close(float(job["t_start_s"][0]), 0.0) and close(float(job["t_end_s"][-1]), makespan, 1e-12) and
+           np.allclose(job["t_start_s"][1:], job["t_end_s"][:-1], rtol=0, atol=1e-12), "/power_job does not tile the run")
+    per_server = sum(row_j(t.power_servers[t.power_servers["server"] == k]) for k in range(servers))
+    expect(close(per_server, node_j, 1e-9), f"/power_servers sum to {per_server} J, not {node_j}")
+    expect(float(job["power_w"].max()) <= servers * t.summary["node_power_peak_w"] * (1 + 1e-9),
+           "the job's peak over the servers' bound")
 
 
 SWEEP = "scenario:\n" + "".join("  " + line + "\n" for line in SCENARIO.replace("gpus: 64", "gpus: 16").strip().splitlines()) + """
@@ -231,6 +250,7 @@ def check_activity(memwall, tmp):
             row = t.per_gpu[t.per_gpu["gpu"] == g][0]
             expect(close(integral, row["e_arith_j"] + row["e_hbm_j"] + row["e_static_j"], 1e-9),
                    f"GPU {g}: power integral {integral} J != its joules")
+        check_server_series(t, 16)
         gpu_j = (j["e_arith_j"] + j["e_hbm_j"] + j["e_static_j"]) * 16
         host = 2580.0  # model/servers.yaml dgx-h100: 700 + 320 + 250 + 400 + 650 + 110 + 150 W
         node_j = (gpu_j + host * 2 * j["step_time_s"]) / 0.95

@@ -98,6 +98,14 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
     std::sort(c.links.begin(), c.links.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     c.per_gpu = per_gpu_rows(s, r);
     c.power = trace::power_rows(trace.phases());
+    {
+      const long long servers = std::max<long long>(1, s.inventory.servers);
+      const double base_w = s.power.host_w_per_node + s.power.nic_w * double(s.inventory.nics) / double(servers);
+      c.server_power = trace::server_power_rows(c.power, s.gpus / servers, servers, base_w,
+                                                s.power.psu_efficiency, false);
+      c.job_power = trace::server_power_rows(c.power, s.gpus / servers, servers, base_w,
+                                             s.power.psu_efficiency, true);
+    }
     if (s.checkpoint.write_bytes_per_s > 0) { // the first seed's run, event by event
       std::vector<model::RunEvent> events;
       scenario_goodput(s, goodput_inputs(s, record), &events);

@@ -146,6 +146,17 @@ void write_power(hid_t file, const std::vector<PowerRow>& rows) {
               "duration (network energy is the links')");
 }
 
+void write_server_power(hid_t file, const char* name, const std::vector<ServerPowerRow>& rows, bool with_server,
+                        const char* description) {
+  Compound c(sizeof(ServerPowerRow));
+  if (with_server)
+    c.field("server", offsetof(ServerPowerRow, server), H5T_NATIVE_INT32, "index");
+  c.field("t_start_s", offsetof(ServerPowerRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
+      .field("t_end_s", offsetof(ServerPowerRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
+      .field("power_w", offsetof(ServerPowerRow, power_w), H5T_NATIVE_DOUBLE, "W");
+  write_table(file, name, c, rows.data(), rows.size(), description);
+}
+
 // A fixed-size text type for a compound's column (the caller closes it).
 hid_t text_type(size_t bytes) {
   const hid_t type = check(H5Tcopy(H5T_C_S1), "copy a string type");
@@ -243,6 +254,11 @@ void write_hdf5_trace(const std::string& path, const TraceContents& t) {
     write_comms(file, *t.comms);
     write_links(file, t.links);
     write_power(file, t.power);
+    write_server_power(file, "power_servers", t.server_power, true,
+                       "each server's power over time: its GPUs' power plus host and NICs, over the power "
+                       "supplies' efficiency");
+    write_server_power(file, "power_job", t.job_power, false,
+                       "the whole job's power over time: every server's, summed");
     if (!t.run_events.empty())
       write_run(file, t);
     write_summary(file, t);

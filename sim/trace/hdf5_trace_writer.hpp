@@ -27,6 +27,7 @@ struct TraceContents {
   const std::vector<CommRow>* comms = nullptr;
   std::vector<LinkRow> links;
   std::vector<PowerRow> power; // the GPUs' power over time
+  std::vector<ServerPowerRow> server_power, job_power; // each server's and the whole job's
   std::vector<GpuSummaryRow> per_gpu;
   std::vector<RunEventRow> run_events; // one seed's run with failures (/run), when the scenario has one
   double run_seed = 0;

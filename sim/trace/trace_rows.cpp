@@ -1,6 +1,8 @@
 #include "trace_rows.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace memwall::trace {
 
@@ -46,6 +48,34 @@ std::vector<PowerRow> power_rows(const std::vector<PhaseRow>& phases) {
     if (p.stream != TraceStream::Compute || span_s <= 0)
       continue;
     rows.push_back({p.gpu, p.t_start_s, p.t_end_s, (p.e_arith_j + p.e_hbm_j + p.e_static_j) / span_s, p.clock});
+  }
+  return rows;
+}
+
+std::vector<ServerPowerRow> server_power_rows(const std::vector<PowerRow>& power, long long gpus_per_server,
+                                              long long servers, double base_w, double psu_efficiency,
+                                              bool whole_job) {
+  const long long groups = whole_job ? 1 : std::max<long long>(1, servers);
+  const double group_base_w = whole_job ? base_w * double(servers) : base_w;
+  // Each GPU row adds its watts at its start and takes them back at its end.
+  std::vector<std::vector<std::pair<double, double>>> events(static_cast<size_t>(groups));
+  for (const auto& r : power) {
+    const long long g = whole_job ? 0 : std::min(groups - 1, (long long)r.gpu / std::max(1LL, gpus_per_server));
+    events[size_t(g)].emplace_back(r.t_start_s, r.power_w);
+    events[size_t(g)].emplace_back(r.t_end_s, -r.power_w);
+  }
+  std::vector<ServerPowerRow> rows;
+  for (long long g = 0; g < groups; ++g) {
+    auto& e = events[size_t(g)];
+    std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    double level_w = 0;
+    for (size_t i = 0; i < e.size();) {
+      const double t = e[i].first;
+      for (; i < e.size() && e[i].first == t; ++i) // every change at this instant, then one level
+        level_w += e[i].second;
+      if (i < e.size() && e[i].first > t)
+        rows.push_back({int32_t(whole_job ? -1 : g), t, e[i].first, (group_base_w + level_w) / psu_efficiency});
+    }
   }
   return rows;
 }

@@ -70,6 +70,22 @@ struct PowerRow {
   double clock = 1;
 };
 
+// A server's (or the whole job's) power over one interval: its GPUs' power rows summed, plus what it
+// draws beyond them (host, NICs), over its power supplies' efficiency: as a meter at its feed reads it.
+struct ServerPowerRow {
+  int32_t server = 0; // GPUs [server x gpus_per_server, ...); -1 for the whole job
+  double t_start_s = 0;
+  double t_end_s = 0;
+  double power_w = 0;
+};
+
+// The power of each server (whole_job false) or of the whole job (true) as a step function: one row
+// per interval between two instants where any of its GPUs' power changes. base_w: a server's power
+// beyond its GPUs; psu_efficiency divides the sum.
+std::vector<ServerPowerRow> server_power_rows(const std::vector<PowerRow>& power, long long gpus_per_server,
+                                              long long servers, double base_w, double psu_efficiency,
+                                              bool whole_job);
+
 // One event of a whole run's timeline with failures (model/goodput.hpp), for the trace's /run group.
 struct RunEventRow {
   char event[16];   // checkpoint, written, failure, reroute, resumed, end
