@@ -113,3 +113,40 @@ TEST_CASE("a limit no phase reaches changes nothing, bit for bit") {
     CHECK(none[key].get<double>() == high[key].get<double>());
   CHECK(high["gpu_clock_min"].get<double>() == 1.0);
 }
+
+TEST_CASE("activity model: a capped GEMM's clock also pays the SMs' busy power; every second the awake power") {
+  // P(f) = (p_static + p_clocked) + p_active f V(f)^2 + e_flop V(f)^2 F / t(f) + e_hbm B / t(f)
+  // (model/gpu_spec.hpp), with t = c / f for a compute-bound phase: Newton on it here.
+  auto text = [](const std::string& limit) {
+    std::string s = job(limit, 16384);
+    s.replace(s.find("{like: H100-SXM"), 15, "{like: H100-SXM, power_model: activity, p_clocked: 40W, p_active: 192W");
+    return s;
+  };
+  const sim::Scenario free = test::scenario_from_text(text(""), "free");
+  const sim::Scenario capped = test::scenario_from_text(text("450W"), "capped");
+  const sim::PhaseCost a = sim::plan_step_work(free).layer(0).fwd_gemm;
+  const sim::PhaseCost b = sim::plan_step_work(capped).layer(0).fwd_gemm;
+  const double c = a.flops / free.gpu.peak_flops_per_s;
+  double f = 1.0;
+  for (int i = 0; i < 60; ++i) {
+    const double v = voltage(f), dv = 0.6;
+    const double g = 130 + 192 * f * v * v + 0.55e-12 * v * v * a.flops * f / c + 50e-12 * a.hbm_bytes * f / c - 450;
+    const double dg = (192 + 0.55e-12 * a.flops / c) * (v * v + 2 * v * dv * f) + 50e-12 * a.hbm_bytes / c;
+    f -= g / dg;
+  }
+  // Lower than the per-FLOP model's clock under the same cap: the busy and clocked power take their share.
+  CHECK(f < compute_bound_clock(a.flops, a.hbm_bytes, c, 450));
+  CHECK(b.clock == rel(f, 1e-9));
+  // In the simulated run: static energy is 130 W for every second; the arithmetic energy of the
+  // uncapped run is the per-FLOP energy plus 192 W over every kernel's time (all of compute and optimizer).
+  const auto r = sim::run_isolated(free);
+  const auto seed = sim::run_isolated(test::scenario_from_text(job("", 16384), "seed"));
+  CHECK(r["e_static_j"].get<double>() == rel(130 * r["step_time_s"].get<double>(), 1e-9));
+  CHECK(r["step_time_s"].get<double>() == rel(seed["step_time_s"].get<double>(), 1e-12));
+  CHECK(r["e_arith_j"].get<double>() ==
+        rel(seed["e_arith_j"].get<double>() +
+                192 * (r["t_compute_s"].get<double>() + r["t_optimizer_s"].get<double>()), 1e-9));
+  const auto rc = sim::run_isolated(capped);
+  CHECK(rc["gpu_power_peak_w"].get<double>() <= 450 * (1 + 1e-9));
+  CHECK(rc["gpu_power_mean_w"].get<double>() <= 450);
+}
