@@ -114,7 +114,7 @@ TEST_CASE("a limit no phase reaches changes nothing, bit for bit") {
   CHECK(high["gpu_clock_min"].get<double>() == 1.0);
 }
 
-TEST_CASE("activity model: a capped GEMM's clock also pays the SMs' busy power; every second the awake power") {
+TEST_CASE("activity model: a capped GEMM pays the SMs busy power too, and every second the awake power") {
   // P(f) = (p_static + p_clocked) + p_active f V(f)^2 + e_flop V(f)^2 F / t(f) + e_hbm B / t(f)
   // (model/gpu_spec.hpp), with t = c / f for a compute-bound phase: Newton on it here.
   auto text = [](const std::string& limit) {
