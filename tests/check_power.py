@@ -89,6 +89,21 @@ def check_facility(memwall, tmp):
     expect(close(j["run_facility_mwh"], kwh / 1000), "facility MWh")
     expect(close(j["run_cost"], 2.5 * gpus * steps * step / 3600 + 0.08 * kwh), "cost")
     expect(close(j["run_co2_t"], kwh * 350 / 1e6), "carbon")
+    # Catalog servers (model/servers.yaml, components summed by hand): a fabric node holding 18 GB200
+    # trays counts 18 of them; a DGX A100's supplies divide its node power by 0.95.
+    for gpu, fabric, server, host_w, psu in (("GB200", "gb200-nvl72", "gb200-nvl72-tray", 18 * 1150.0, 0.95),
+                                             ("A100-80GB", "dgx-a100-hdr", "dgx-a100", 2216.0, 0.95)):
+        other = os.path.join(tmp, f"{server}.yaml")
+        with open(other, "w") as f:
+            f.write(SCENARIO.replace("H100-SXM", gpu).replace("dgx-h100-ndr", fabric).replace("gpus: 64", "gpus: 72" if
+                    "gb200" in fabric else "gpus: 16").replace("node: 1.7kW", f"server: {server}"))
+        k = run_json(memwall, other)
+        expect(close(k["host_w_per_node"], host_w) and k["psu_efficiency"] == psu and k["server"] == server,
+               f"{server}: host {k['host_w_per_node']} W, PSU {k['psu_efficiency']}")
+        n = 72 if "gb200" in fabric else 16
+        node_j = ((k["e_arith_j"] + k["e_hbm_j"] + k["e_static_j"]) * n + host_w * k["servers"] * k["step_time_s"] +
+                  0) / psu
+        expect(close(k["node_j_per_step"], node_j, 1e-9), f"{server}: node J {k['node_j_per_step']} != {node_j}")
     print(f"facility: {j['facility_power_mean_w'] / 1e3:.1f} kW, run {j['run_days']:.1f} days, "
           f"{j['run_facility_mwh']:.1f} MWh, cost {j['run_cost']:.0f}, {j['run_co2_t']:.1f} t CO2e")
 

@@ -47,9 +47,9 @@ int gpus_command() {
   const auto& catalog = model::GpuCatalog::builtin();
   const model::TrafficConstants traffic;
   std::cout << "GPU catalog: " << model::GpuCatalog::default_path() << "\n";
-  std::cout << model::format("%-22s %9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %11s %10s %5s\n", "GPU", "peak TF/s",
-                             "FP8 TF/s", "HBM TB/s", "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min", "T_min@4k",
-                             "NVLink GB/s", "GEMM eff", "attn");
+  std::cout << model::format("%-22s %9s %8s %8s %7s %7s %7s %7s %6s %8s %8s %11s %10s %5s %11s\n", "GPU",
+                             "peak TF/s", "FP8 TF/s", "HBM TB/s", "HBM GB", "L2 MB", "TDP W", "beta_t", "beta_E", "d_min",
+                             "T_min@4k", "NVLink GB/s", "GEMM eff", "attn", "power W");
   for (const auto& g : catalog.gpus()) {
     const double t_min = model::t_min_tokens(4096, g, traffic);
     // A curve shows its range, from its smallest GEMM size to its largest.
@@ -61,18 +61,26 @@ int gpus_command() {
         g.attention_efficiency > 0 ? model::format("%.2f", g.attention_efficiency) : std::string("=GEMM");
     const std::string fp8 =
         g.peak_fp8_flops_per_s > 0 ? model::format("%.0f", g.peak_fp8_flops_per_s / 1e12) : std::string("-");
-    std::cout << model::format("%-22s %9.0f %8s %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f %10s %5s\n",
+    // The power model: static, awake in a job, and a kernel's floor at full clock (activity only).
+    const std::string power =
+        g.power_model == model::PowerModel::Activity
+            ? model::format("%.0f/%.0f/%.0f", g.p_static_w, model::awake_power_w(g),
+                            model::awake_power_w(g) + model::active_power_w(g, 1, 1))
+            : model::format("%.0f/flop", g.p_static_w);
+    std::cout << model::format("%-22s %9.0f %8s %8.2f %7.0f %7.0f %7.0f %7.0f %6.0f %8.0f %8s %11.0f %10s %5s %11s\n",
                                g.name.c_str(), g.peak_flops_per_s / 1e12, fp8.c_str(), g.hbm_bytes_per_s / 1e12,
                                g.hbm_capacity_bytes / 1e9, g.l2_bytes / 1e6, g.tdp_w,
                                model::machine_balance_flops_per_byte(g),
                                model::energy_balance_flops_per_byte(g), model::d_min_hidden(g, traffic),
                                std::isfinite(t_min) ? model::format("%.0f", t_min).c_str() : "never",
-                               g.nvlink_bytes_per_s / 1e9, gemm.c_str(), attention.c_str());
+                               g.nvlink_bytes_per_s / 1e9, gemm.c_str(), attention.c_str(), power.c_str());
   }
   std::cout
       << "beta_t, beta_E in FLOP/B; d_min: smallest hidden size that can reach beta_t; "
          "T_min@4k: tokens per weight visit needed at d = 4096; GEMM eff, attn: achieved fractions of peak\n"
-         "(a range: a curve by GEMM size; see each entry's source in the catalog).\n";
+         "(a range: a curve by GEMM size; see each entry's source in the catalog). power W: static/flop (the seed's "
+         "per-FLOP model) or static/awake/busy floor (power_model: activity: waiting in a job, and a kernel at full "
+         "clock before its per-FLOP and per-byte energy).\n";
   return kExitOk;
 }
 
