@@ -37,12 +37,30 @@ double norm_params(const ArchitectureSpec& m) {
   return 0.0;
 }
 
+// MLA's weights by role: the query and key/value projections (down, norms, up) and the output.
+struct MlaParams {
+  double qkv = 0, projection = 0, norms = 0;
+};
+MlaParams mla_params(const ArchitectureSpec& m) {
+  const MlaSpec& a = m.mla;
+  const double d = d_of(m), h = double(m.heads);
+  const double qk = double(a.qk_head_dim + a.qk_rope_head_dim);
+  MlaParams p;
+  p.qkv = (a.q_lora_rank > 0 ? d * double(a.q_lora_rank) + double(a.q_lora_rank) * h * qk : d * h * qk) +
+          d * double(a.kv_lora_rank + a.qk_rope_head_dim) + double(a.kv_lora_rank) * h * double(a.qk_head_dim + a.v_head_dim);
+  p.norms = double(a.q_lora_rank + a.kv_lora_rank); // RMSNorm on each latent
+  p.projection = h * double(a.v_head_dim) * d;
+  return p;
+}
+
 } // namespace
 
 long long kv_heads_of(const ArchitectureSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
 long long ffn_hidden_of(const ArchitectureSpec& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden; }
 
 double kv_width(const ArchitectureSpec& m) {
+  if (m.mla.on()) // K at qk + rope, V at v per head: their mean, so 2 x kv_width is K and V together
+    return 0.5 * double(m.heads) * double(m.mla.qk_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim);
   if (m.heads <= 0)
     return d_of(m);
   return d_of(m) * double(kv_heads_of(m)) / double(m.heads);
@@ -66,6 +84,10 @@ ParamCounts count_params(const ArchitectureSpec& m) {
   const double d = d_of(m), kv = kv_width(m);
   ParamCounts p;
   p.attention = d * (d + 2.0 * kv) + d * d + (m.bias ? 2.0 * d + 2.0 * kv : 0.0);
+  if (m.mla.on()) {
+    const MlaParams a = mla_params(m);
+    p.attention = a.qkv + a.projection + a.norms;
+  }
   p.dense_ffn = ffn_params(m, double(ffn_hidden_of(m)));
   if (m.moe.experts > 0) {
     const double expert = ffn_params(m, double(m.moe.expert_ffn_hidden));
@@ -93,6 +115,13 @@ LayerFlops layer_forward_flops(const ArchitectureSpec& m, long long layer) {
   f.qkv = 2.0 * d * (d + 2.0 * kv);
   f.attention_core = (m.causal ? 0.5 : 1.0) * 4.0 * s * d; // QK^T and A V, 2 s d each over full rows
   f.projection = 2.0 * d * d;
+  if (m.mla.on()) { // QK^T over heads x (qk + rope), A V over heads x v
+    const MlaParams a = mla_params(m);
+    f.qkv = 2.0 * a.qkv;
+    f.projection = 2.0 * a.projection;
+    f.attention_core = (m.causal ? 0.5 : 1.0) * 2.0 * s * double(m.heads) *
+                       double(m.mla.qk_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim);
+  }
   if (is_moe_layer(m, layer)) {
     f.router = 2.0 * d * double(m.moe.experts);
     f.ffn = double(m.moe.top_k + m.moe.shared_experts) * ffn_flops(m, double(m.moe.expert_ffn_hidden));
@@ -130,6 +159,12 @@ double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, do
   // Attention: QKV input 2h, Q 2h and K 2kv for QK^T, V 2kv, projection input 2h, dropout mask h;
   // the s x s score tensors (softmax output 2as, its dropout mask as and output 2as) unless recomputed.
   double per_token = 7.0 * h + 4.0 * kv;
+  if (m.mla.on()) { // input 2h, the two latents (up-projections' inputs) 2 (q + kv), Q and K 2 x 2 kv_qk,
+    // V 2 kv_v, the projection's input 2 kv_v, dropout mask h
+    const double qk = double(m.heads) * double(m.mla.qk_head_dim + m.mla.qk_rope_head_dim);
+    const double v = double(m.heads) * double(m.mla.v_head_dim);
+    per_token = 3.0 * h + 2.0 * double(m.mla.q_lora_rank + m.mla.kv_lora_rank) + 4.0 * qk + 4.0 * v;
+  }
   if (recompute == Recompute::None)
     per_token += 5.0 * a * s;
   // Feed-forward: input 2h and dropout mask h, then the block's own tensors; an MoE layer keeps a copy
@@ -149,7 +184,8 @@ double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, do
   // projection inputs, the first FFN GEMM's input (a routed expert's copy of it) and the second's.
   // The attention core's Q, K, V, the norms' inputs and the first GEMM's output stay 16-bit.
   if (fp8_inputs) {
-    per_token -= 2.0 * h;
+    per_token -= m.mla.on() ? h + double(m.mla.q_lora_rank + m.mla.kv_lora_rank) + double(m.heads) * double(m.mla.v_head_dim)
+                            : 2.0 * h;
     if (is_moe_layer(m, layer))
       per_token -= double(m.moe.top_k) * h +
                    double(m.moe.top_k + m.moe.shared_experts) * double(m.moe.expert_ffn_hidden);

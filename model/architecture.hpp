@@ -38,6 +38,19 @@ struct MoeSpec {
   double imbalance = 1;
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3, arXiv 2405.04434 Section 2.1): queries through a
+// low-rank latent (q_lora_rank; 0: a full d x heads (qk + rope) projection), keys and values from one
+// kv_lora_rank latent plus a rope key shared by all heads; per head, qk_head_dim + qk_rope_head_dim
+// for QK^T and v_head_dim for A V.
+struct MlaSpec {
+  long long q_lora_rank = 0;
+  long long kv_lora_rank = 0; // > 0: the layer's attention is MLA
+  long long qk_head_dim = 0;  // the non-rotary part of a query/key head
+  long long qk_rope_head_dim = 0;
+  long long v_head_dim = 0;
+  bool on() const { return kv_lora_rank > 0; }
+};
+
 struct ArchitectureSpec {
   std::string name;
   std::string source; // where the figures come from
@@ -57,6 +70,7 @@ struct ArchitectureSpec {
   NormKind norm = NormKind::None; // two per layer, one at the end
   PositionKind position = PositionKind::None;
   MoeSpec moe;
+  MlaSpec mla;
   // The seed counts 2 V d embedding parameters (input and output) whatever the tying.
   bool seed_embeddings = false;
   double published_params = 0;        // total, as the source states it (0: none stated)
@@ -65,7 +79,7 @@ struct ArchitectureSpec {
 
 long long kv_heads_of(const ArchitectureSpec& m);
 long long ffn_hidden_of(const ArchitectureSpec& m);
-double kv_width(const ArchitectureSpec& m); // kv_heads x head dimension
+double kv_width(const ArchitectureSpec& m); // kv_heads x head dimension (MLA: the mean of K's and V's widths)
 bool is_moe_layer(const ArchitectureSpec& m, long long layer);
 long long moe_layer_count(const ArchitectureSpec& m);
 

@@ -7,7 +7,7 @@ namespace memwall::model {
 
 bool is_seed_shaped(const ArchitectureSpec& m) {
   return m.seed_embeddings && m.ffn == FfnKind::Gelu && ffn_hidden_of(m) == 4 * m.hidden &&
-         kv_heads_of(m) == m.heads && m.moe.experts == 0 && !m.lm_head && !m.causal && !m.bias &&
+         kv_heads_of(m) == m.heads && m.moe.experts == 0 && !m.mla.on() && !m.lm_head && !m.causal && !m.bias &&
          m.norm == NormKind::None && m.position == PositionKind::None;
 }
 

@@ -87,7 +87,7 @@ void check_architecture(const InputNode& node, const ArchitectureSpec& m) {
 ArchitectureSpec parse_architecture(const InputNode& node, const ArchitectureSpec* base) {
   node.check_keys({"name", "like", "source", "hidden", "layers", "heads", "kv_heads", "ffn", "ffn_hidden", "vocab",
                    "seq_len", "position", "max_positions", "tied_embeddings", "lm_head", "causal", "bias", "norm",
-                   "moe", "published_params", "published_active_params"});
+                   "moe", "mla", "published_params", "published_active_params"});
   ArchitectureSpec m = base ? *base : ArchitectureSpec{};
   if (base) { // an override describes another model: the base's published counts no longer apply
     m.published_params = 0;
@@ -133,6 +133,25 @@ ArchitectureSpec parse_architecture(const InputNode& node, const ArchitectureSpe
     m.bias = c->as_bool();
   if (auto c = node.optional_child("moe"))
     parse_moe(*c, m.moe);
+  if (auto c = node.optional_child("mla")) {
+    c->check_keys({"q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    for (const char* key : {"kv_lora_rank", "qk_head_dim", "v_head_dim"})
+      if (!c->has(key))
+        c->fail(std::string("multi-head latent attention needs ") + key);
+    auto dim = [&](const char* key, long long& field) {
+      if (auto v = c->optional_child(key))
+        field = v->as_non_negative_integer() > 0 ? v->as_count(kMaxHidden, "dimensions") : 0;
+    };
+    dim("q_lora_rank", m.mla.q_lora_rank);
+    m.mla.kv_lora_rank = c->child("kv_lora_rank").as_count(kMaxHidden, "dimensions");
+    m.mla.qk_head_dim = c->child("qk_head_dim").as_count(kMaxHidden, "dimensions");
+    dim("qk_rope_head_dim", m.mla.qk_rope_head_dim);
+    m.mla.v_head_dim = c->child("v_head_dim").as_count(kMaxHidden, "dimensions");
+    if (m.heads <= 0)
+      c->fail("multi-head latent attention needs heads");
+    if (m.kv_heads > 0 && m.kv_heads != m.heads)
+      c->fail("multi-head latent attention has a key and value per head: drop kv_heads");
+  }
   if (auto c = node.optional_child("published_params"))
     m.published_params = c->as_positive_number();
   if (auto c = node.optional_child("published_active_params"))

@@ -26,6 +26,36 @@ STATED_RECOMPUTE = {
                                   "--checkpoint-activations"),
 }
 
+# Pipeline layouts the run's own recipe states (Megatron-Core's pipeline_model_parallel_layout syntax),
+# where the layers do not split evenly: run id -> (layout, where it is stated). Read from the recipe,
+# never chosen to make a row fit or match.
+STATED_LAYOUT = {
+    "mb_25.11_gb200_deepseekv3_bf16": (
+        "Et*3|(t*4|)*14ttL", "NVIDIA-NeMo/Megatron-Bridge branch gaod/r0.2.0_test (commit d19cb73c), the 25.11 "
+        "GB200 DeepSeek-V3 'w/o MTP' setting: layout Et*3|(t*4|)*14ttL, mtp_num_layers None"),
+    "automodel_deepseekv3_256gpu": (
+        "Ett|(tt|)*28(t|)*2tL", "NVIDIA-NeMo/Automodel 89e3a9fd examples/benchmark/configs/deepseek_v3_te_deepep.yaml "
+        "(layers_per_stage 2) and its stage splitter: 32 stages, the first 29 of 2 layers, the last 3 of 1"),
+}
+# DeepSeek-V3's multi-head latent attention (deepseek-ai/DeepSeek-V3 config.json), for rows that name
+# MLA without its sizes.
+DEEPSEEK_V3_MLA = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "qk_rope_head_dim": 64,
+                   "v_head_dim": 128}
+
+
+def mla_of(row):
+    """MLA sizes from the row's note (e.g. 'MLA: q_lora_rank 1536, kv_lora_rank 512, qk_head_dim 128,
+    qk_pos_emb_head_dim 64, v_head_dim 128'), or DeepSeek-V3's for a row that names MLA; else None."""
+    note = (row["moe"] or {}).get("note") or ""
+    if "MLA:" in note:
+        text = note.split("MLA:", 1)[1].split(";", 1)[0]
+        sizes = dict((k.strip(), int(v)) for k, v in (part.strip().rsplit(" ", 1) for part in text.split(",")))
+        sizes["qk_rope_head_dim"] = sizes.pop("qk_pos_emb_head_dim")
+        return sizes
+    if "MLA" in str(row["model"]) and "deepseek" in str(row["model"]).lower():
+        return dict(DEEPSEEK_V3_MLA)
+    return None
+
 
 def gpu_and_fabric(row, assumed):
     stated = row["gpu"]
@@ -81,9 +111,18 @@ def model_of(row, assumed):
             moe["first_dense"] = first_dense
         if mo.get("shared_ffn") and mo["shared_ffn"] != mo["expert_ffn"]:
             assumed.append(f"shared expert width {mo['shared_ffn']} taken as the routed experts' {mo['expert_ffn']}")
-        if mo.get("note"):
-            assumed.append(f"not modelled: {mo['note']}")
+        note = mo.get("note") or ""
+        if "MLA:" in note:  # the MLA sizes are modelled; what else the note says is not
+            note = note.split(";", 1)[1].strip() if ";" in note else ""
+        if note:
+            assumed.append(f"not modelled: {note}")
         m["moe"] = moe
+    mla = mla_of(row)
+    if mla:
+        m["mla"] = mla
+        m.pop("kv_heads", None)
+        if not (row["moe"] or {}).get("note"):
+            assumed.append("MLA sizes not stated: DeepSeek-V3's (deepseek-ai/DeepSeek-V3 config.json)")
     return m
 
 
@@ -106,6 +145,10 @@ def parallelism_of(row, assumed):
             assumed.append("embedding and loss counted as pipeline layers (Megatron-Core's account_for_*)")
     elif vp is not None and not isinstance(vp, int):
         assumed.append(f"pipeline schedule '{vp}' as 1F1B")
+    if row["id"] in STATED_LAYOUT:
+        layout, where = STATED_LAYOUT[row["id"]]
+        p["pipeline_layout"] = f'"{layout}"'
+        assumed.append(f"pipeline layout {layout}, as the recipe states ({where})")
     sp = row["sp"]
     if sp is None and row["tp"] > 1 and row["id"].startswith(("mb_", "nemo_", "megatronlm_")):
         sp = True

@@ -50,7 +50,8 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
 // architecture key (heads, ffn, moe, ...) describes a model from the seed's keys up.
 model::ArchitectureSpec parse_model(const InputNode& node) {
   node.check_keys({"like", "hidden", "layers", "seq_len", "vocab", "heads", "kv_heads", "ffn", "ffn_hidden",
-                   "tied_embeddings", "lm_head", "causal", "bias", "norm", "position", "max_positions", "moe"});
+                   "tied_embeddings", "lm_head", "causal", "bias", "norm", "position", "max_positions", "moe",
+                   "mla"});
   if (auto like = node.optional_child("like")) {
     const std::string name = like->as_string();
     const model::ArchitectureSpec* base = model::ModelCatalog::builtin().find(name);
@@ -70,7 +71,7 @@ model::ArchitectureSpec parse_model(const InputNode& node) {
     s.vocab = c->as_non_negative_integer() > 0 ? c->as_count(kMaxTokens, "vocabulary entries") : 0;
   model::ArchitectureSpec seed = model::seed_architecture(s.hidden, s.layers, s.seq_len, s.vocab);
   for (const char* key : {"heads", "kv_heads", "ffn", "ffn_hidden", "tied_embeddings", "lm_head", "causal", "bias",
-                          "norm", "position", "max_positions", "moe"})
+                          "norm", "position", "max_positions", "moe", "mla"})
     if (node.has(key)) {
       model::ArchitectureSpec m = model::parse_architecture(node, &seed);
       m.name = "custom";

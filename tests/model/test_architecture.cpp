@@ -288,3 +288,26 @@ TEST_CASE("FP8: a linear layer's saved input is its FP8 copy, 1 byte a value (Tr
   const auto f = model::stage_footprint(llama, tp8, 0, 1, 8192, gpu, traffic, plan);
   CHECK(b.activation_bytes - f.activation_bytes == Approx(32.0 * 8192 * (3.0 * 4096 + 14336) / 8.0).epsilon(1e-9));
 }
+
+TEST_CASE("architecture: DeepSeek-V3's multi-head latent attention, by hand") {
+  const model::ArchitectureSpec& m = *model::ModelCatalog::builtin().find("deepseek-v3");
+  const double d = 7168, h = 128, q = 1536, kv = 512, nope = 128, rope = 64, v = 128, s = 4096;
+  // Q: d -> q latent -> heads x (nope + rope); K, V: d -> kv latent (+ one shared rope key) -> heads x
+  // (nope + v); output: heads x v -> d; an RMSNorm on each latent.
+  const double qkv = d * q + q * h * (nope + rope) + d * (kv + rope) + kv * h * (nope + v);
+  const double out = h * v * d;
+  const model::ParamCounts p = model::count_params(m);
+  CHECK(p.attention == qkv + out + q + kv);
+  CHECK(qkv + out + q + kv == 187107328.0);
+  const model::LayerFlops f = model::layer_forward_flops(m, 0);
+  CHECK(f.qkv == 2 * qkv);
+  CHECK(f.projection == 2 * out);
+  CHECK(f.attention_core == 0.5 * 2 * s * h * (nope + rope + v)); // causal: half of QK^T and A V
+  // K and V together, per token, for context parallelism's ring: heads x (nope + rope + v).
+  CHECK(2 * model::kv_width(m) == h * (nope + rope + v));
+  // Active parameters: 58 MoE layers of the router and 8 + 1 experts, 3 dense, attention, embeddings.
+  const double expert = 3 * d * 2048;
+  const double active = 61 * (qkv + out + q + kv + 2 * d) + 3 * 3 * d * 18432 + 58 * (d * 256 + 9 * expert) +
+                        2 * 129280 * d + d;
+  CHECK(p.active == Approx(active).epsilon(1e-12));
+}
