@@ -66,7 +66,12 @@ double kv_width(const ArchitectureSpec& m) {
   return d_of(m) * double(kv_heads_of(m)) / double(m.heads);
 }
 
+bool is_mtp_layer(const ArchitectureSpec& m, long long layer) { return layer >= m.layers; }
+long long model_layers(const ArchitectureSpec& m) { return m.layers + m.mtp_layers; }
+
 bool is_moe_layer(const ArchitectureSpec& m, long long layer) {
+  if (is_mtp_layer(m, layer)) // "the same structure as the main model's layers": its last one's
+    layer = m.layers - 1;
   if (m.moe.experts <= 0 || layer < m.moe.first_dense)
     return false;
   const long long every = m.moe.every > 0 ? m.moe.every : 1;
@@ -106,6 +111,10 @@ ParamCounts count_params(const ArchitectureSpec& m) {
   const double common = double(m.layers) * (p.attention + p.norms_per_layer) + p.embedding;
   p.total = common + dense_layers * p.dense_ffn + moe_layers * p.moe_ffn;
   p.active = common + dense_layers * p.dense_ffn + moe_layers * p.moe_ffn_active;
+  if (m.mtp_layers > 0) // the layer, two norms on its inputs and the [h; e] 2d -> d projection
+    p.mtp_module = p.attention + p.norms_per_layer + (is_moe_layer(m, m.layers) ? p.moe_ffn : p.dense_ffn) +
+                   2.0 * norm_params(m) + 2.0 * d * d;
+  p.trained = p.total + double(m.mtp_layers) * p.mtp_module;
   return p;
 }
 
@@ -128,6 +137,10 @@ LayerFlops layer_forward_flops(const ArchitectureSpec& m, long long layer) {
   } else {
     f.ffn = ffn_flops(m, double(ffn_hidden_of(m)));
   }
+  if (is_mtp_layer(m, layer)) { // its 2d -> d projection, and the shared LM head run again
+    f.projection += 2.0 * 2.0 * d * d;
+    f.head = 2.0 * d * double(m.vocab);
+  }
   return f;
 }
 
@@ -137,7 +150,7 @@ double lm_head_forward_flops(const ArchitectureSpec& m) {
 
 double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute) {
   double layers_forward = 0, attention_core = 0;
-  for (long long l = 0; l < m.layers; ++l) {
+  for (long long l = 0; l < model_layers(m); ++l) {
     const LayerFlops f = layer_forward_flops(m, l);
     layers_forward += f.total();
     attention_core += f.attention_core;
@@ -193,6 +206,8 @@ double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, do
       per_token -= h + double(ffn_hidden_of(m));
   }
   per_token += 4.0 * h; // the two norms' inputs
+  if (is_mtp_layer(m, layer))
+    per_token += 4.0 * h + 4.0 * h; // its two norms' inputs and the projection's [h; e] input
   return per_token * tokens;
 }
 

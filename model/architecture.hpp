@@ -71,6 +71,10 @@ struct ArchitectureSpec {
   PositionKind position = PositionKind::None;
   MoeSpec moe;
   MlaSpec mla;
+  // Multi-token prediction (DeepSeek-V3, arXiv 2412.19437 Section 2.2): modules after the last layer,
+  // each a layer of the last layer's kind, two RMSNorms and a 2d x d projection, sharing the embedding
+  // and the LM head (whose GEMM and loss it runs again). Not in `layers`; counted in model_layers().
+  long long mtp_layers = 0;
   // The seed counts 2 V d embedding parameters (input and output) whatever the tying.
   bool seed_embeddings = false;
   double published_params = 0;        // total, as the source states it (0: none stated)
@@ -80,7 +84,9 @@ struct ArchitectureSpec {
 long long kv_heads_of(const ArchitectureSpec& m);
 long long ffn_hidden_of(const ArchitectureSpec& m);
 double kv_width(const ArchitectureSpec& m); // kv_heads x head dimension (MLA: the mean of K's and V's widths)
-bool is_moe_layer(const ArchitectureSpec& m, long long layer);
+bool is_moe_layer(const ArchitectureSpec& m, long long layer); // an MTP module's layer: as the last layer
+bool is_mtp_layer(const ArchitectureSpec& m, long long layer);   // layer >= layers
+long long model_layers(const ArchitectureSpec& m);                // layers + mtp_layers: what stages hold
 long long moe_layer_count(const ArchitectureSpec& m);
 
 struct ParamCounts {
@@ -90,8 +96,10 @@ struct ParamCounts {
   double moe_ffn_active = 0; // per MoE layer and token: router, top_k routed and the shared experts
   double norms_per_layer = 0;
   double embedding = 0;      // token (+ position) embeddings, the final norm, an untied LM head
-  double total = 0;
+  double total = 0;          // the main model (as sources state a model's size)
   double active = 0;         // per token (= total for a dense model)
+  double mtp_module = 0;     // per multi-token-prediction module: its layer, projection and norms
+  double trained = 0;        // total + the MTP modules: what gradients and the optimizer hold
 };
 ParamCounts count_params(const ArchitectureSpec& m);
 
@@ -102,8 +110,9 @@ struct LayerFlops {
   double projection = 0;
   double ffn = 0;            // dense MLP, or the token's experts (routed + shared)
   double router = 0;
-  double total() const { return qkv + attention_core + projection + ffn + router; }
-  double linear() const { return qkv + projection + ffn + router; } // GEMMs with weights
+  double head = 0; // an MTP module's second pass through the LM head
+  double total() const { return qkv + attention_core + projection + ffn + router + head; }
+  double linear() const { return qkv + projection + ffn + router + head; } // GEMMs with weights
 };
 LayerFlops layer_forward_flops(const ArchitectureSpec& m, long long layer);
 double lm_head_forward_flops(const ArchitectureSpec& m); // 2 d V (0 without lm_head)

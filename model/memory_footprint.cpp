@@ -43,11 +43,11 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
                             tokens_per_microbatch, gpu, traffic, plan, gpus);
   // `none` and `selective` store the same: a fused attention kernel keeps no s x s tensors either way.
   double stored = 0;
-  for (long long l = 0; l < arch.layers; ++l)
+  for (long long l = 0; l < model_layers(arch); ++l)
     stored += activation_bytes_per_layer(arch, l, tokens_per_microbatch,
                                          layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective,
                                          plan.fp8);
-  return footprint_of(count_params(arch).total, stored, gpu, plan, gpus);
+  return footprint_of(count_params(arch).trained, stored, gpu, plan, gpus);
 }
 
 MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayout& layout, long long stage,
@@ -59,6 +59,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   const bool sp = layout.sequence_parallel;
   double params = 0, activations = 0;
   double expert_params = 0; // the routed experts this GPU holds (in `params` too)
+  bool mtp_embedding_counted = false;
   for (long long chunk = 0; chunk < layout.virtual_stages; ++chunk) {
     const LayerRange range = chunk_layers(layout, stage, chunk);
     for (long long l = range.first; l < range.last; ++l) {
@@ -70,6 +71,16 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
         expert_params += per_expert * double(arch.moe.experts) / double(layout.expert);
       }
       params += seed ? params_per_layer(arch.hidden) : counts.attention + counts.norms_per_layer + ffn;
+      if (!seed && is_mtp_layer(arch, l)) { // its projection and norms, and (past stage 0) a copy of the
+        // embedding it reads its tokens through (Megatron-Core builds one where the MTP block runs)
+        const bool moe = is_moe_layer(arch, l);
+        params += counts.mtp_module - (counts.attention + counts.norms_per_layer +
+                                       (moe ? counts.moe_ffn : counts.dense_ffn));
+        if (stage != 0 && !mtp_embedding_counted) {
+          params += counts.embedding - (arch.tied_embeddings ? 0.0 : double(arch.vocab) * d);
+          mtp_embedding_counted = true;
+        }
+      }
       // Bytes per token stored by the whole layer, then this GPU's share of them.
       const bool full = layer_recomputed(plan, l);
       const double whole = full ? 2.0 * d

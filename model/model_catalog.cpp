@@ -87,7 +87,7 @@ void check_architecture(const InputNode& node, const ArchitectureSpec& m) {
 ArchitectureSpec parse_architecture(const InputNode& node, const ArchitectureSpec* base) {
   node.check_keys({"name", "like", "source", "hidden", "layers", "heads", "kv_heads", "ffn", "ffn_hidden", "vocab",
                    "seq_len", "position", "max_positions", "tied_embeddings", "lm_head", "causal", "bias", "norm",
-                   "moe", "mla", "published_params", "published_active_params"});
+                   "moe", "mla", "mtp_layers", "published_params", "published_active_params"});
   ArchitectureSpec m = base ? *base : ArchitectureSpec{};
   if (base) { // an override describes another model: the base's published counts no longer apply
     m.published_params = 0;
@@ -151,6 +151,11 @@ ArchitectureSpec parse_architecture(const InputNode& node, const ArchitectureSpe
       c->fail("multi-head latent attention needs heads");
     if (m.kv_heads > 0 && m.kv_heads != m.heads)
       c->fail("multi-head latent attention has a key and value per head: drop kv_heads");
+  }
+  if (auto c = node.optional_child("mtp_layers")) {
+    m.mtp_layers = c->as_non_negative_integer();
+    if (m.mtp_layers > 8)
+      c->fail("at most 8 multi-token prediction modules, got " + std::to_string(m.mtp_layers));
   }
   if (auto c = node.optional_child("published_params"))
     m.published_params = c->as_positive_number();

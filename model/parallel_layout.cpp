@@ -169,6 +169,8 @@ PipelineLayoutText parse_pipeline_layout(const std::string& text) {
     for (size_t i = 0; i < stages[k].size(); ++i) {
       const char ch = stages[k][i];
       if (ch == 't') {
+        if (out.mtp > 0)
+          throw std::invalid_argument("'t' after 'm': multi-token prediction layers follow every layer");
         ++layers;
       } else if (ch == 'E') {
         if (k != 0 || i != 0)
@@ -178,8 +180,9 @@ PipelineLayoutText parse_pipeline_layout(const std::string& text) {
         if (k + 1 != stages.size() || i + 1 != stages[k].size())
           throw std::invalid_argument("'L' (the loss) may only close the last virtual stage");
         out.loss = true;
-      } else if (ch == 'm') {
-        throw std::invalid_argument("'m' (a multi-token prediction layer) is not modelled");
+      } else if (ch == 'm') { // an MTP module's layer: after the model's layers, as Megatron-Core requires
+        ++layers;
+        ++out.mtp;
       } else {
         throw std::invalid_argument(std::string("unknown layer symbol '") + ch +
                                     "' (expected E, t, L, '|', '*n' and parentheses)");

@@ -27,6 +27,7 @@ struct ParallelLayout {
   // Layers per virtual stage, chunk c of stage s at c x pipeline + s (Megatron-Core's
   // pipeline_model_parallel_layout); empty: each stage's layers split evenly over its chunks.
   std::vector<long long> virtual_layers;
+  long long layout_mtp_layers = -1; // the 'm' of a layout string (they are in virtual_layers); -1: none given
   // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
   // the default split counts the input embedding (first virtual stage) and the loss (last) as a layer.
   bool account_for_embedding = false, account_for_loss = false;
@@ -78,8 +79,9 @@ LayerRange chunk_layers(const ParallelLayout& layout, long long stage, long long
 // (last stage only, last), "x*n" and "(...)*n" repeat; e.g. "Et|(tt|)*30L". Throws
 // std::invalid_argument naming what is wrong ('m', multi-token prediction, is not modelled).
 struct PipelineLayoutText {
-  std::vector<long long> virtual_layers;
-  bool embedding = false, loss = false; // whether E and L were written
+  std::vector<long long> virtual_layers; // 't' and 'm' per virtual stage
+  bool embedding = false, loss = false;  // whether E and L were written
+  long long mtp = 0;                     // 'm': multi-token-prediction layers, after every 't'
 };
 PipelineLayoutText parse_pipeline_layout(const std::string& text);
 

@@ -26,10 +26,13 @@ STATED_RECOMPUTE = {
                                   "--checkpoint-activations"),
 }
 
-# Pipeline layouts the run's own recipe states (Megatron-Core's pipeline_model_parallel_layout syntax),
-# where the layers do not split evenly: run id -> (layout, where it is stated). Read from the recipe,
-# never chosen to make a row fit or match.
+# Pipeline layouts the run's own recipe states (Megatron-Core's pipeline_model_parallel_layout syntax;
+# 'm' a multi-token-prediction layer), where the layers do not split evenly: run id -> (layout, where it
+# is stated). Read from the recipe, never chosen to make a row fit or match.
 STATED_LAYOUT = {
+    "mb_25.09_h100_deepseekv3_dropless": (
+        "Et|(tt|)*30mL", "NVIDIA-NeMo/Megatron-Bridge v0.1.0rc4 scripts/performance/run_script.py: layout "
+        "Et|(tt|)*30mL for h100; the DeepSeek-V3 recipe's mtp_num_layers 1"),
     "mb_25.11_gb200_deepseekv3_bf16": (
         "Et*3|(t*4|)*14ttL", "NVIDIA-NeMo/Megatron-Bridge branch gaod/r0.2.0_test (commit d19cb73c), the 25.11 "
         "GB200 DeepSeek-V3 'w/o MTP' setting: layout Et*3|(t*4|)*14ttL, mtp_num_layers None"),
@@ -117,6 +120,9 @@ def model_of(row, assumed):
         if note:
             assumed.append(f"not modelled: {note}")
         m["moe"] = moe
+    layout = STATED_LAYOUT.get(row["id"], ("", ""))[0]
+    if "m" in layout:  # the recipe trains multi-token prediction modules, one per 'm'
+        m["mtp_layers"] = layout.count("m")
     mla = mla_of(row)
     if mla:
         m["mla"] = mla

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace memwall::sim {
 
@@ -122,20 +123,23 @@ StepWork plan_step_work(const Scenario& s) {
   const bool seed = model::is_seed_shaped(arch);
   const model::ParamCounts counts = seed ? model::ParamCounts{} : model::count_params(arch);
   // One kind per distinct layer: dense or MoE, recomputed or not (full recompute of every k-th layer).
-  std::map<std::pair<bool, bool>, unsigned char> kind_index;
+  std::map<std::tuple<bool, bool, bool>, unsigned char> kind_index;
   w.kind_of.assign(static_cast<size_t>(s.shape.layers), 0);
   for (long long layer = 0; layer < s.shape.layers; ++layer) {
     const bool moe = !seed && model::is_moe_layer(arch, layer);
     const bool recomputed = model::layer_recomputed(s.training, layer);
-    auto [it, added] = kind_index.emplace(std::pair{moe, recomputed}, static_cast<unsigned char>(w.kinds.size()));
+    const bool mtp = !seed && model::is_mtp_layer(arch, layer);
+    auto [it, added] =
+        kind_index.emplace(std::tuple{moe, recomputed, mtp}, static_cast<unsigned char>(w.kinds.size()));
     if (added) {
       LayerWork l = phases(tensor_share(model::architecture_layer_step(arch, layer, tokens, s.gpu,
                                                                        s.traffic),
                                         tp, sp),
                            recomputed, balance);
-      const double layer_params = seed ? model::params_per_layer(s.shape.hidden)
-                                       : counts.attention + counts.norms_per_layer +
-                                             (moe ? counts.moe_ffn : counts.dense_ffn);
+      const double layer_params = seed  ? model::params_per_layer(s.shape.hidden)
+                                  : mtp ? counts.mtp_module
+                                        : counts.attention + counts.norms_per_layer +
+                                              (moe ? counts.moe_ffn : counts.dense_ffn);
       l.gradient_bytes = bytes_per_param * layer_params / tp;
       l.params = layer_params / tp;
       if (moe) {

@@ -175,8 +175,8 @@ PlanSpec load_plan(const std::string& path) {
       if (!model_node)
         search.child("pipeline").fail("'auto' needs the scenario's model (its layer count)");
       const model::ArchitectureSpec arch = sim::parse_model(InputNode(model_node, path, "model"));
-      for (long long p = 1; p <= std::min(arch.layers, kAutoPipelineMax); ++p)
-        if (arch.layers % p == 0)
+      for (long long p = 1; p <= std::min(model::model_layers(arch), kAutoPipelineMax); ++p)
+        if (model::model_layers(arch) % p == 0)
           axis.values.emplace_back(p);
     }
   if (spec.candidates() > kMaxCandidates)

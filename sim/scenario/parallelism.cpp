@@ -46,7 +46,7 @@ void read_sequence_batch(const InputNode& batch, const Scenario& s, LayoutInputs
 
 // Layers per virtual stage: a list of counts, or Megatron-Core's layout string, whose 'E' and 'L'
 // must stand where memwall puts the embedding and the loss (first and last virtual stage).
-std::vector<long long> read_pipeline_layout(const InputNode& node) {
+std::vector<long long> read_pipeline_layout(const InputNode& node, long long& mtp_layers) {
   std::vector<long long> layers;
   if (node.is_sequence()) {
     const auto items = node.elements();
@@ -68,6 +68,7 @@ std::vector<long long> read_pipeline_layout(const InputNode& node) {
       node.fail("a layout string places the embedding ('E', first) and the loss ('L', last) explicitly");
     if (parsed.virtual_layers.size() > size_t(kMaxLayers))
       node.fail("more than " + n(kMaxLayers) + " virtual stages");
+    mtp_layers = parsed.mtp;
     return parsed.virtual_layers;
   } catch (const std::invalid_argument& e) {
     node.fail(e.what());
@@ -147,10 +148,11 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
                                    m.moe.imbalance, l.expert));
   }
 
-  // Pipeline stages and their layers.
-  if (l.pipeline > m.layers)
+  // Pipeline stages and their layers (a multi-token-prediction module's layer is one more, after the rest).
+  const long long layers = model::model_layers(m);
+  if (l.pipeline > layers)
     return problem("parallelism.pipeline",
-                   "pipeline " + n(l.pipeline) + " has more stages than the model's " + n(m.layers) + " layers");
+                   "pipeline " + n(l.pipeline) + " has more stages than the model's " + n(layers) + " layers");
   const long long pieces = l.pipeline * l.virtual_stages; // virtual stages
   if (l.virtual_stages > 1) {
     if (l.pipeline == 1)
@@ -173,13 +175,18 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
                          " virtual stages, pipeline " + n(l.pipeline) + " x virtual_stages " + n(l.virtual_stages) +
                          " is " + n(pieces));
     const long long sum = std::accumulate(l.virtual_layers.begin(), l.virtual_layers.end(), 0LL);
-    if (sum != m.layers)
+    if (sum != layers)
       return problem("parallelism.pipeline_layout",
-                     "pipeline_layout places " + n(sum) + " layers, the model has " + n(m.layers));
+                     "pipeline_layout places " + n(sum) + " layers, the model has " + n(layers) +
+                         (m.mtp_layers > 0 ? " (" + n(m.layers) + " and " + n(m.mtp_layers) + " MTP)" : ""));
+    if (l.layout_mtp_layers >= 0 && l.layout_mtp_layers != m.mtp_layers)
+      return problem("parallelism.pipeline_layout", "pipeline_layout writes " + n(l.layout_mtp_layers) +
+                                                        " multi-token prediction layers ('m'), the model has "
+                                                        "mtp_layers " + n(m.mtp_layers));
   } else if (accounted) { // the embedding and the loss count as a layer each in an even split
-    const long long total = m.layers + (l.account_for_embedding ? 1 : 0) + (l.account_for_loss ? 1 : 0);
+    const long long total = layers + (l.account_for_embedding ? 1 : 0) + (l.account_for_loss ? 1 : 0);
     if (total % pieces != 0)
-      return problem(accounted_key, n(m.layers) + " layers with the embedding and loss counted make " + n(total) +
+      return problem(accounted_key, n(layers) + " layers with the embedding and loss counted make " + n(total) +
                                         ", which pipeline " + n(l.pipeline) + " x virtual_stages " +
                                         n(l.virtual_stages) + " = " + n(pieces) +
                                         " virtual stages cannot split evenly: give pipeline_layout");
@@ -197,11 +204,11 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
                                                      n(static_cast<long long>(l.stage_layers.size())) +
                                                      " stages, pipeline is " + n(l.pipeline));
     const long long sum = std::accumulate(l.stage_layers.begin(), l.stage_layers.end(), 0LL);
-    if (sum != m.layers)
+    if (sum != layers)
       return problem("parallelism.stage_layers",
-                     "stage_layers add up to " + n(sum) + " layers, the model has " + n(m.layers));
+                     "stage_layers add up to " + n(sum) + " layers, the model has " + n(layers));
   } else {
-    l.stage_layers = model::default_stage_layers(m.layers, l.pipeline);
+    l.stage_layers = model::default_stage_layers(layers, l.pipeline);
   }
   if (l.virtual_stages > 1 && l.virtual_layers.empty())
     for (size_t st = 0; st < l.stage_layers.size(); ++st)
@@ -270,7 +277,7 @@ model::ParallelLayout read_layout(const InputNode& node) {
   if (auto c = node.optional_child("account_for_loss"))
     l.account_for_loss = c->as_bool();
   if (auto c = node.optional_child("pipeline_layout"))
-    l.virtual_layers = read_pipeline_layout(*c);
+    l.virtual_layers = read_pipeline_layout(*c, l.layout_mtp_layers);
   return l;
 }
 

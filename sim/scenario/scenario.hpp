@@ -113,7 +113,7 @@ std::vector<std::string> scenario_files(const std::string& path, std::vector<std
 // or changed the shape alone (unit tests, benchmarks).
 inline model::ArchitectureSpec architecture_of(const Scenario& s) {
   const model::ArchitectureSpec& a = s.arch;
-  if (a.hidden == s.shape.hidden && a.layers == s.shape.layers && a.seq_len == s.shape.seq_len &&
+  if (a.hidden == s.shape.hidden && model::model_layers(a) == s.shape.layers && a.seq_len == s.shape.seq_len &&
       a.vocab == s.shape.vocab)
     return a;
   return model::seed_architecture(s.shape.hidden, s.shape.layers, s.shape.seq_len, s.shape.vocab);

@@ -51,7 +51,7 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
 model::ArchitectureSpec parse_model(const InputNode& node) {
   node.check_keys({"like", "hidden", "layers", "seq_len", "vocab", "heads", "kv_heads", "ffn", "ffn_hidden",
                    "tied_embeddings", "lm_head", "causal", "bias", "norm", "position", "max_positions", "moe",
-                   "mla"});
+                   "mla", "mtp_layers"});
   if (auto like = node.optional_child("like")) {
     const std::string name = like->as_string();
     const model::ArchitectureSpec* base = model::ModelCatalog::builtin().find(name);
@@ -71,7 +71,7 @@ model::ArchitectureSpec parse_model(const InputNode& node) {
     s.vocab = c->as_non_negative_integer() > 0 ? c->as_count(kMaxTokens, "vocabulary entries") : 0;
   model::ArchitectureSpec seed = model::seed_architecture(s.hidden, s.layers, s.seq_len, s.vocab);
   for (const char* key : {"heads", "kv_heads", "ffn", "ffn_hidden", "tied_embeddings", "lm_head", "causal", "bias",
-                          "norm", "position", "max_positions", "moe", "mla"})
+                          "norm", "position", "max_positions", "moe", "mla", "mtp_layers"})
     if (node.has(key)) {
       model::ArchitectureSpec m = model::parse_architecture(node, &seed);
       m.name = "custom";
@@ -254,7 +254,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
       root.has("name") ? root.child("name").as_string() : std::filesystem::path(root.file()).stem().string();
   s.gpu = parse_gpu_ref(root.child("gpu"), catalog);
   s.arch = parse_model(root.child("model"));
-  s.shape = {s.arch.hidden, s.arch.layers, s.arch.seq_len, s.arch.vocab};
+  s.shape = {s.arch.hidden, model::model_layers(s.arch), s.arch.seq_len, s.arch.vocab}; // with MTP modules
   const InputNode batch = root.child("batch");
   batch.check_keys({"tokens_per_microbatch", "microbatches", "global_batch", "micro_batch"});
   if (batch.has("global_batch") || batch.has("micro_batch")) { // sequences: resolved with the layout
@@ -384,7 +384,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
 
 double scenario_params(const Scenario& s) {
   const model::ArchitectureSpec arch = architecture_of(s);
-  return model::is_seed_shaped(arch) ? model::total_params(s.shape) : model::count_params(arch).total;
+  return model::is_seed_shaped(arch) ? model::total_params(s.shape) : model::count_params(arch).trained;
 }
 
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog) {

@@ -311,3 +311,27 @@ TEST_CASE("architecture: DeepSeek-V3's multi-head latent attention, by hand") {
                         2 * 129280 * d + d;
   CHECK(p.active == Approx(active).epsilon(1e-12));
 }
+
+TEST_CASE("architecture: a multi-token prediction module, by hand (DeepSeek-V3's one)") {
+  model::ArchitectureSpec m = *model::ModelCatalog::builtin().find("deepseek-v3");
+  const model::ParamCounts main = model::count_params(m);
+  m.mtp_layers = 1;
+  const model::ParamCounts p = model::count_params(m);
+  const double d = 7168, V = 129280;
+  // Its layer as the last one (MoE), two RMSNorms and the [h; e] 2d -> d projection; the embedding
+  // and LM head are the main model's. DeepSeek states 11.5B for it (README_WEIGHTS.md).
+  const double module = main.attention + main.norms_per_layer + main.moe_ffn + 2 * d + 2 * d * d;
+  CHECK(p.mtp_module == module);
+  CHECK(module == Approx(11.5e9).epsilon(0.01));
+  CHECK(p.total == main.total); // the model's stated size leaves it out
+  CHECK(p.trained == main.total + module);
+  CHECK(model::model_layers(m) == 62);
+  CHECK(model::is_moe_layer(m, 61));
+  // Its FLOPs: the last layer's, the projection and the LM head's second pass; in training 3x forward.
+  const model::LayerFlops last = model::layer_forward_flops(m, 60), mtp = model::layer_forward_flops(m, 61);
+  CHECK(mtp.total() == Approx(last.total() + 2 * 2 * d * d + 2 * d * V).epsilon(1e-14));
+  model::ArchitectureSpec without = m;
+  without.mtp_layers = 0;
+  CHECK(model::training_flops_per_token(m, model::Recompute::None) ==
+        Approx(model::training_flops_per_token(without, model::Recompute::None) + 3 * mtp.total()).epsilon(1e-14));
+}

@@ -26,7 +26,11 @@ TEST_CASE("pipeline layout: Megatron-Core's string, repeats written out, E and L
   CHECK(p.loss);
   p = model::parse_pipeline_layout("E, t*3 | t*2 , t | (t|)*2 tL");
   CHECK(p.virtual_layers == std::vector<long long>{3, 3, 1, 1, 1}); // Ettt|ttt|t|t|tL
-  CHECK_THROWS_WITH(model::parse_pipeline_layout("Et|tmL"), Catch::Contains("multi-token"));
+  p = model::parse_pipeline_layout("Et|(tt|)*30mL"); // Megatron-Bridge's DeepSeek-V3 H100 layout
+  CHECK(p.virtual_layers.size() == 32);
+  CHECK(p.virtual_layers.back() == 1); // the MTP layer with the loss
+  CHECK(p.mtp == 1);
+  CHECK_THROWS_WITH(model::parse_pipeline_layout("Et|mtL"), Catch::Contains("multi-token"));
   CHECK_THROWS_WITH(model::parse_pipeline_layout("tE|tL"), Catch::Contains("'E'"));
   CHECK_THROWS_WITH(model::parse_pipeline_layout("Et|Lt"), Catch::Contains("'L'"));
   CHECK_THROWS_WITH(model::parse_pipeline_layout("Et|x|L"), Catch::Contains("unknown"));
@@ -89,4 +93,28 @@ TEST_CASE("pipeline layout: an uneven split's stage compute follows its layer co
   const auto empty = sim::run_isolated(scenario_from_text(job(4, 2, 2, ", pipeline_layout: [0, 2, 2, 0]"), "e"));
   CHECK(stage_layers(empty) == std::vector<long long>{2, 2});
   CHECK(empty["step_time_s"].get<double>() > 0);
+}
+
+TEST_CASE("pipeline layout: a multi-token prediction layer ('m') adds its projection and a second LM head") {
+  // 3 layers + 1 MTP module against 4 plain layers, both Ett|t?L over 2 stages: the same stage 0,
+  // and per token 3 x (2 x 2d x d + 2 d V) more FLOPs (its [h; e] projection and the shared head again).
+  auto text = [](const std::string& model_extra, long long layers, const std::string& layout) {
+    return "gpu: H100-SXM\n"
+           "model: {hidden: 512, layers: " + std::to_string(layers) + ", seq_len: 512, vocab: 1024, heads: 8, "
+           "ffn: gelu, lm_head: true, tied_embeddings: false" + model_extra + "}\n"
+           "batch: {global_batch: 4, micro_batch: 1}\n"
+           "cluster: {gpus: 2, fabric: {kind: star, bandwidth: 50GB/s, latency: 1us}}\n"
+           "parallelism: {pipeline: 2, pipeline_layout: \"" + layout + "\"}\n"
+           "training: {sharding: none}\n";
+  };
+  const auto mtp = sim::run_isolated(scenario_from_text(text(", mtp_layers: 1", 3, "Ett|tmL"), "mtp"));
+  const auto plain = sim::run_isolated(scenario_from_text(text("", 4, "Ett|ttL"), "plain"));
+  CHECK(stage_layers(mtp) == std::vector<long long>{2, 2});
+  CHECK(stage_compute_s(mtp, 0) == rel(stage_compute_s(plain, 0), 1e-12));
+  CHECK(stage_compute_s(mtp, 1) > stage_compute_s(plain, 1));
+  const double d = 512, vocab = 1024, tokens = 4 * 512, gpus = 2;
+  CHECK(mtp["flops"].get<double>() - plain["flops"].get<double>() ==
+        rel(3 * tokens * (2 * 2 * d * d + 2 * d * vocab) / gpus, 1e-9));
+  // Its module's parameters (the projection; no norms here) on top of the plain model's.
+  CHECK(mtp["params"].get<double>() - plain["params"].get<double>() == rel(2 * d * d, 1e-12));
 }
