@@ -3,7 +3,7 @@
 energy validation. Every expectation is derived here from the README's formulas and the fabric's
 structure, not from memwall's output.
 
-Usage: check_power.py MEMWALL facility|trace|sweep|validation|activity
+Usage: check_power.py MEMWALL facility|trace|sweep|validation|activity [--skip PREFIX]
 """
 import csv
 import json
@@ -198,7 +198,8 @@ def check_sweep(memwall, tmp):
 
 def check_validation(memwall, tmp):
     folder = os.path.join(ROOT, "scenarios", "validation-energy")
-    files = sorted(f for f in os.listdir(folder) if f.endswith(".yaml"))
+    skip = sys.argv[sys.argv.index("--skip") + 1] if "--skip" in sys.argv else None
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".yaml") and not (skip and f.startswith(skip)))
     expect(len(files) >= 2, "fewer than two energy validation scenarios")
     for name in files:
         j = run_json(memwall, os.path.join(folder, name))
