@@ -111,9 +111,11 @@ ParamCounts count_params(const ArchitectureSpec& m) {
   const double common = double(m.layers) * (p.attention + p.norms_per_layer) + p.embedding;
   p.total = common + dense_layers * p.dense_ffn + moe_layers * p.moe_ffn;
   p.active = common + dense_layers * p.dense_ffn + moe_layers * p.moe_ffn_active;
-  if (m.mtp_layers > 0) // the layer, two norms on its inputs and the [h; e] 2d -> d projection
+  if (m.mtp_layers > 0) { // the layer, two norms on its inputs and the [h; e] 2d -> d projection
+    p.mtp_projection = 2.0 * norm_params(m) + 2.0 * d * d;
     p.mtp_module = p.attention + p.norms_per_layer + (is_moe_layer(m, m.layers) ? p.moe_ffn : p.dense_ffn) +
-                   2.0 * norm_params(m) + 2.0 * d * d;
+                   p.mtp_projection;
+  }
   p.trained = p.total + double(m.mtp_layers) * p.mtp_module;
   return p;
 }

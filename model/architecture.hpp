@@ -98,7 +98,8 @@ struct ParamCounts {
   double embedding = 0;      // token (+ position) embeddings, the final norm, an untied LM head
   double total = 0;          // the main model (as sources state a model's size)
   double active = 0;         // per token (= total for a dense model)
-  double mtp_module = 0;     // per multi-token-prediction module: its layer, projection and norms
+  double mtp_projection = 0; // per multi-token-prediction module beyond its layer: [h; e] 2d -> d, two norms
+  double mtp_module = 0;     // per multi-token-prediction module: its layer + mtp_projection
   double trained = 0;        // total + the MTP modules: what gradients and the optimizer hold
 };
 ParamCounts count_params(const ArchitectureSpec& m);

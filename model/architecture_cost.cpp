@@ -20,7 +20,7 @@ LayerCost architecture_layer_step(const ArchitectureSpec& m, long long layer, do
   const ParamCounts p = count_params(m);
   const bool moe = is_moe_layer(m, layer);
   const double ffn = moe ? p.moe_ffn : p.dense_ffn, ffn_active = moe ? p.moe_ffn_active : p.dense_ffn;
-  const double mtp_extra = is_mtp_layer(m, layer) ? p.mtp_module - (p.attention + p.norms_per_layer + ffn) : 0.0;
+  const double mtp_extra = is_mtp_layer(m, layer) ? p.mtp_projection : 0.0;
   const double params = p.attention + p.norms_per_layer + ffn + mtp_extra;
   const double active = p.attention + p.norms_per_layer + ffn_active + mtp_extra;
 

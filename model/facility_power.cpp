@@ -25,8 +25,7 @@ FacilityStep facility_step(const FacilityPowerSpec& spec, const FabricInventory&
   }
   const double gpus_per_server = n / servers;
   f.node_w_peak =
-      (gpus_per_server * gpu_w_peak + spec.host_w_per_node + spec.nic_w * double(fabric.nics) / servers) *
-      (1.0 + loss);
+      (gpus_per_server * gpu_w_peak + host_and_nics_w_per_server(spec, fabric)) * (1.0 + loss);
   return f;
 }
 

@@ -56,6 +56,11 @@ struct FacilityStep {
   double facility_w_mean = 0; // the whole facility
 };
 
+// What one server draws beyond its GPUs, DC: its host and its share of the fabric's NICs.
+inline double host_and_nics_w_per_server(const FacilityPowerSpec& spec, const FabricInventory& fabric) {
+  return spec.host_w_per_node + spec.nic_w * double(fabric.nics) / double(fabric.servers > 0 ? fabric.servers : 1);
+}
+
 // gpu_j_per_gpu and link_j_per_gpu: means per GPU for one step; gpu_w_peak: the highest phase power
 // of a GPU (static included). A server's GPUs compute in step under data parallelism, so its peak is
 // gpus-per-server x that (an upper bound with pipelines).

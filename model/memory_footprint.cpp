@@ -60,6 +60,8 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   double params = 0, activations = 0;
   double expert_params = 0; // the routed experts this GPU holds (in `params` too)
   bool mtp_embedding_counted = false;
+  // An untied LM head's weights: on the last stage, not part of the embedding copies.
+  const double head = seed || !arch.lm_head || arch.tied_embeddings ? 0.0 : double(arch.vocab) * d;
   for (long long chunk = 0; chunk < layout.virtual_stages; ++chunk) {
     const LayerRange range = chunk_layers(layout, stage, chunk);
     for (long long l = range.first; l < range.last; ++l) {
@@ -73,11 +75,9 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
       params += seed ? params_per_layer(arch.hidden) : counts.attention + counts.norms_per_layer + ffn;
       if (!seed && is_mtp_layer(arch, l)) { // its projection and norms, and (past stage 0) a copy of the
         // embedding it reads its tokens through (Megatron-Core builds one where the MTP block runs)
-        const bool moe = is_moe_layer(arch, l);
-        params += counts.mtp_module - (counts.attention + counts.norms_per_layer +
-                                       (moe ? counts.moe_ffn : counts.dense_ffn));
+        params += counts.mtp_projection;
         if (stage != 0 && !mtp_embedding_counted) {
-          params += counts.embedding - (arch.tied_embeddings ? 0.0 : double(arch.vocab) * d);
+          params += counts.embedding - head;
           mtp_embedding_counted = true;
         }
       }
@@ -92,7 +92,6 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   }
   // A chunk's layers for each (micro-batch, chunk) in flight: the stage's layers / v on average.
   activations *= tokens_per_microbatch * double(in_flight) / double(layout.virtual_stages);
-  const double head = seed || !arch.lm_head || arch.tied_embeddings ? 0.0 : double(arch.vocab) * d;
   if (stage == 0)
     params += (seed ? embedding_params(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab})
                     : counts.embedding - head);

@@ -100,7 +100,7 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
     c.power = trace::power_rows(trace.phases());
     {
       const long long servers = std::max<long long>(1, s.inventory.servers);
-      const double base_w = s.power.host_w_per_node + s.power.nic_w * double(s.inventory.nics) / double(servers);
+      const double base_w = model::host_and_nics_w_per_server(s.power, s.inventory);
       c.server_power = trace::server_power_rows(c.power, s.gpus / servers, servers, base_w,
                                                 s.power.psu_efficiency, false);
       c.job_power = trace::server_power_rows(c.power, s.gpus / servers, servers, base_w,
