@@ -167,7 +167,7 @@ double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute) 
 }
 
 double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute,
-                                  bool fp8_inputs) {
+                                  bool fp8_inputs, unsigned modules) {
   const double h = d_of(m), kv = kv_width(m), a = double(m.heads > 0 ? m.heads : 1), s = double(m.seq_len);
   if (recompute == Recompute::Full)
     return 2.0 * h * tokens; // the layer's input
@@ -208,9 +208,52 @@ double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, do
       per_token -= h + double(ffn_hidden_of(m));
   }
   per_token += 4.0 * h; // the two norms' inputs
+  if (recompute == Recompute::Selective) {
+    const bool moe = is_moe_layer(m, layer);
+    // layernorm: the norms' outputs go, i.e. the attention block's first input (QKV, or MLA's down-
+    // projections) and the FFN block's (a dense MLP's first GEMM; an MoE layer's router and dispatch,
+    // kept 16-bit as the router runs in BF16); the norms' inputs stay (they are the residual stream).
+    if (modules & kRecomputeLayernorm)
+      per_token -= (fp8_inputs ? h : 2.0 * h) + (fp8_inputs && !moe ? h : 2.0 * h);
+    if ((modules & kRecomputeMlaUpProj) && m.mla.on()) // Q, K and V, rebuilt from the two latents
+      per_token -= 4.0 * double(m.heads) * double(m.mla.qk_head_dim + m.mla.qk_rope_head_dim) +
+                   2.0 * double(m.heads) * double(m.mla.v_head_dim);
+    // The activation function's output: the second GEMM's input (FP8 when the linear inputs are).
+    const double act_out = fp8_inputs ? 1.0 : 2.0;
+    if ((modules & kRecomputeMoeAct) && moe)
+      per_token -= double(m.moe.top_k) * act_out * double(m.moe.expert_ffn_hidden);
+    if ((modules & kRecomputeSharedExperts) && moe) // all but the shared experts' input (the dispatch's)
+      per_token -= double(m.moe.shared_experts) *
+                   (ffn_activation_bytes(m, double(m.moe.expert_ffn_hidden)) -
+                    (fp8_inputs ? double(m.moe.expert_ffn_hidden) : 0.0));
+    if ((modules & kRecomputeMlp) && !moe) // all but the MLP's input
+      per_token -= ffn_activation_bytes(m, double(ffn_hidden_of(m))) - (fp8_inputs ? double(ffn_hidden_of(m)) : 0.0);
+  }
   if (is_mtp_layer(m, layer))
     per_token += 4.0 * h + 4.0 * h; // its two norms' inputs and the projection's [h; e] input
   return per_token * tokens;
+}
+
+RecomputeWork recompute_work_per_token(const ArchitectureSpec& m, long long layer, unsigned modules) {
+  const double h = d_of(m);
+  const bool moe = is_moe_layer(m, layer);
+  RecomputeWork w;
+  if (modules & kRecomputeLayernorm)
+    w.elementwise_bytes += 2.0 * (2.0 * h + 2.0 * h); // two norms, each reads h and writes h values
+  if ((modules & kRecomputeMlaUpProj) && m.mla.on()) {
+    const double heads = double(m.heads);
+    w.gemm_flops += 2.0 * (double(m.mla.q_lora_rank) * heads * double(m.mla.qk_head_dim + m.mla.qk_rope_head_dim) +
+                           double(m.mla.kv_lora_rank) * heads * double(m.mla.qk_head_dim + m.mla.v_head_dim));
+  }
+  // An activation function reads its input (2 f values for a gated one: gate and up) and writes f.
+  const double act_bytes_per_f = m.ffn == FfnKind::SwiGlu ? 6.0 : 4.0;
+  if ((modules & kRecomputeMoeAct) && moe)
+    w.elementwise_bytes += double(m.moe.top_k) * act_bytes_per_f * double(m.moe.expert_ffn_hidden);
+  if ((modules & kRecomputeSharedExperts) && moe)
+    w.gemm_flops += double(m.moe.shared_experts) * ffn_flops(m, double(m.moe.expert_ffn_hidden));
+  if ((modules & kRecomputeMlp) && !moe)
+    w.gemm_flops += ffn_flops(m, double(ffn_hidden_of(m)));
+  return w;
 }
 
 ArchitectureSpec seed_architecture(long long hidden, long long layers, long long seq_len, long long vocab) {

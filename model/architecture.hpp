@@ -16,6 +16,8 @@
 //   SwiGLU its gate and up projections and their product, by the same accounting.
 #pragma once
 
+#include "training_plan.hpp"
+
 #include <string>
 
 namespace memwall::model {
@@ -124,8 +126,20 @@ double training_flops_per_token(const ArchitectureSpec& m, Recompute recompute);
 
 // Activation bytes one layer keeps for the backward, for `tokens` tokens of sequences of seq_len.
 // `fp8_inputs`: the linear layers' inputs saved in FP8 (Transformer Engine's FP8 training).
+// `modules`: with selective recompute, Megatron-Core's recompute_modules (training_plan.hpp): each
+// frees what it runs again (core_attn's s x s tensors are never kept by a fused kernel anyway).
 double activation_bytes_per_layer(const ArchitectureSpec& m, long long layer, double tokens, Recompute recompute,
-                                  bool fp8_inputs = false);
+                                  bool fp8_inputs = false, unsigned modules = kRecomputeCoreAttn);
+
+// What selective recompute's modules other than core_attn run again in one layer's backward, per
+// token, for the whole layer (not a TP rank's share): GEMM FLOPs (MLA's up-projections, a dense MLP,
+// shared experts) and element-wise HBM bytes (a norm: read its input, write its output; an
+// activation function: read the first GEMM's output, write its own), BF16.
+struct RecomputeWork {
+  double gemm_flops = 0;
+  double elementwise_bytes = 0;
+};
+RecomputeWork recompute_work_per_token(const ArchitectureSpec& m, long long layer, unsigned modules);
 
 // The seed's layer (12 d^2 weights, GELU MLP, 2 V d embedding parameters, full attention FLOPs, no
 // LM head): what a scenario gets without `like:` or the new keys.

@@ -46,7 +46,7 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
   for (long long l = 0; l < model_layers(arch); ++l)
     stored += activation_bytes_per_layer(arch, l, tokens_per_microbatch,
                                          layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective,
-                                         plan.fp8);
+                                         plan.fp8, plan.recompute_modules);
   return footprint_of(count_params(arch).trained, stored, gpu, plan, gpus);
 }
 
@@ -85,7 +85,8 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
       const bool full = layer_recomputed(plan, l);
       const double whole = full ? 2.0 * d
                            : seed ? traffic.a_store_bytes_per_token_per_d * d
-                                  : activation_bytes_per_layer(arch, l, 1.0, Recompute::Selective, plan.fp8);
+                                  : activation_bytes_per_layer(arch, l, 1.0, Recompute::Selective, plan.fp8,
+                                                                               plan.recompute_modules);
       const double replicated = sp ? 0.0 : (full ? whole : std::min(whole, 10.0 * d));
       activations += replicated + (whole - replicated) / t;
     }

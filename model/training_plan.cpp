@@ -1,6 +1,7 @@
 #include "training_plan.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace memwall::model {
 
@@ -25,6 +26,46 @@ bool parse_sharding(const std::string& text, Sharding* out) {
       return true;
     }
   return false;
+}
+
+namespace {
+constexpr unsigned kRecomputeModules[] = {kRecomputeCoreAttn, kRecomputeLayernorm, kRecomputeMlaUpProj,
+                                          kRecomputeMoeAct, kRecomputeMlp, kRecomputeSharedExperts};
+}
+
+const char* recompute_module_name(unsigned module) {
+  switch (module) {
+  case kRecomputeCoreAttn:
+    return "core_attn";
+  case kRecomputeLayernorm:
+    return "layernorm";
+  case kRecomputeMlaUpProj:
+    return "mla_up_proj";
+  case kRecomputeMoeAct:
+    return "moe_act";
+  case kRecomputeMlp:
+    return "mlp";
+  case kRecomputeSharedExperts:
+    return "shared_experts";
+  }
+  return "?";
+}
+
+bool parse_recompute_module(const std::string& text, unsigned* out) {
+  for (unsigned m : kRecomputeModules)
+    if (text == recompute_module_name(m)) {
+      *out = m;
+      return true;
+    }
+  return false;
+}
+
+std::string recompute_module_names(unsigned modules) {
+  std::string names;
+  for (unsigned m : kRecomputeModules)
+    if (modules & m)
+      names += (names.empty() ? "" : ", ") + std::string(recompute_module_name(m));
+  return names;
 }
 
 bool layer_recomputed(const TrainingPlan& plan, long long layer) {

@@ -11,6 +11,21 @@ enum class Sharding { None, Zero1, Zero2, Zero3 };
 const char* sharding_name(Sharding s);
 bool parse_sharding(const std::string& text, Sharding* out); // none | zero1 | zero2 | zero3
 
+// Megatron-Core's selective recompute modules (megatron/core/transformer/transformer_config.py,
+// recompute_modules with recompute_granularity "selective"): what a layer frees after its forward and
+// runs again in its backward. Flags; the default list is core_attn alone, as Megatron-Core's.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1,      // the attention core (QK^T, softmax, A V)
+  kRecomputeLayernorm = 2,     // the two norms: their outputs, the next linear layers' inputs
+  kRecomputeMlaUpProj = 4,     // MLA's up-projections: Q, K and V from the latents
+  kRecomputeMoeAct = 8,        // the routed experts' activation function: their second GEMM's input
+  kRecomputeMlp = 16,          // a dense layer's whole MLP
+  kRecomputeSharedExperts = 32 // an MoE layer's shared experts
+};
+const char* recompute_module_name(unsigned module);
+bool parse_recompute_module(const std::string& text, unsigned* out); // one of the names above
+std::string recompute_module_names(unsigned modules);                // "core_attn, layernorm"
+
 struct TrainingPlan;
 // Whether layer l keeps only its input and recomputes its forward (full recompute, every k-th layer).
 bool layer_recomputed(const TrainingPlan& plan, long long layer);
@@ -23,6 +38,7 @@ struct TrainingPlan {
   long long recompute_every = 1;     // with full recompute: only layers l with l % every == 0 (torchtitan's
                                      // "selective layer" checkpointing with ac_freq = every)
   bool selective_recompute = false;  // Korthikanti et al.: recompute the attention core in backward
+  unsigned recompute_modules = kRecomputeCoreAttn; // with selective recompute: what runs again
   // FP8 training as Transformer Engine does it: the linear layers' GEMMs at the FP8 tensor rate;
   // attention, element-wise work, master weights, gradients and optimizer state as in BF16; each
   // weight also kept as FP8 and as its FP8 transpose (+2 bytes per parameter, sharded as weights).

@@ -16,7 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The source's GPU -> memwall's catalog name, and the catalog fabric of that system.
 GPUS = [("A100", "A100-80GB", "dgx-a100-hdr"), ("H100", "H100-SXM", "dgx-h100-ndr"),
-        ("GB200", "GB200", "gb200-nvl72"), ("B200", "B200", "dgx-h100-ndr")]
+        ("GB200", "GB200", "gb200-nvl72"), ("GB300", "GB300", "gb200-nvl72"), ("B200", "B200", "dgx-h100-ndr"),
+        ("H800", "H800", "hgx-h800-ndr")]
 # Vocabularies the source leaves out, by model family (the models' own tokenizers).
 VOCAB = {"GPT3": 50257, "LLAMA2": 32000, "NEMOTRON": 256000, "MIXTRAL": 32000}
 # Facts layouts.json leaves out that the run's own published launch script states: run id -> (recompute,
@@ -68,6 +69,8 @@ def gpu_and_fabric(row, assumed):
                 assumed.append(f"GPU '{stated}' as the catalog's {name}")
             if prefix == "B200":
                 assumed.append("no DGX B200 fabric in the catalog: DGX H100's (NVLink 4, NDR)")
+            if prefix == "GB300":
+                assumed.append("GB300 NVL72 as the catalog's gb200-nvl72 fabric (the same NVLink 5 domain)")
             if "RoCE" in row["interconnect"]:
                 assumed.append(f"fabric '{row['interconnect']}' as {fabric}")
             return name, fabric
@@ -220,7 +223,9 @@ def scenario_text(row):
               f"parallelism: {flow(par)}",
               f"training: {flow(training)}"]
     if not row["gbs"]:
-        lines.insert(-6, "# Assumed: global batch not stated: one sequence per GPU")
+        lines.insert(-7, "# Assumed: global batch not stated: one sequence per GPU")
+    if not row["mbs"]:
+        lines.insert(-7, "# Assumed: micro-batch not stated: one sequence")
     return "\n".join(lines) + "\n"
 
 

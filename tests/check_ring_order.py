@@ -44,6 +44,7 @@ FABRICS = {
     "dgx-a100-hdr": (4096, 200e9 / 8 * 0.96, 2 * US, "NIC 200 Gb/s x 0.96; hop nic+nic"),
     "dgx-h100-ndr": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
     "fat-tree-2to1": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
+    "hgx-h800-ndr": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
     "fat-tree-4to1": (4096, 400e9 / 8 * 0.96, 2 * US, "NIC 400 Gb/s x 0.96; hop nic+nic"),
     # Fixed-size fabrics run at their own GPU count.
     "tpu-v4-torus": (64, 45 * GB, 1 * US, "4x4x4 torus, 45 GB/s links, 1-link hop"),
@@ -57,7 +58,7 @@ FABRICS = {
 # DGX A100 min(300 x 0.8 x 8/7, 8 x 25 x 0.96) = 192 (NIC bound); H100 fabrics
 # min(450 x 0.824 x 8/7, 8 x 50 x 0.96) = 384 (NIC bound too: 423.8 > 384) (the 2:1 and 4:1
 # fat-trees: a leaf's 4 or 8 servers cross to the next leaf on one channel each, fewer than its
-# up-links).
+# up-links); HGX H800 min(200 x 0.824 x 8/7, 384) = 188.3: NVLink bound, the one catalog fabric that is.
 def channels_beta(nvlink_gb_s, nvlink_eff, nic_gb_s, k=8):
     return min(nvlink_gb_s * nvlink_eff * k / (k - 1), k * nic_gb_s * 0.96) * GB
 
@@ -67,6 +68,7 @@ CHANNELS_BETA = {
     "dgx-h100-ndr": channels_beta(450, 0.824, 50),
     "fat-tree-2to1": channels_beta(450, 0.824, 50),
     "fat-tree-4to1": channels_beta(450, 0.824, 50),
+    "hgx-h800-ndr": channels_beta(200, 0.824, 50),
 }
 
 SCENARIO = """name: ring order on {fabric}

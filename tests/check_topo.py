@@ -18,6 +18,7 @@ EXPECTED = {
     # NICs and the up-links that inherit their rate deliver `efficiency: 0.96` of line rate.
     "dgx-a100-hdr": (N, N, 4, N / 2 * 25 * 0.96, "N/2 x 200 Gb/s NICs x 0.96; GPU-leaf-spine-leaf-GPU"),
     "dgx-h100-ndr": (N, N, 4, N / 2 * 50 * 0.96, "N/2 x 400 Gb/s NICs x 0.96"),
+    "hgx-h800-ndr": (N, N, 4, N / 2 * 50 * 0.96, "N/2 x 400 Gb/s NICs x 0.96 (NVLink is not on the cut)"),
     # Packed leaves of 32 NICs (4 servers), 16 or 8 uplinks of 50 GB/s per leaf: a half of N/64 leaves.
     "fat-tree-2to1": (N, N, 4, N / 64 * 16 * 50 * 0.96, "(N/2)/32 leaves x 16 uplinks x 50 GB/s x 0.96"),
     "fat-tree-4to1": (N, N, 4, N / 64 * 8 * 50 * 0.96, "(N/2)/32 leaves x 8 uplinks x 50 GB/s x 0.96"),

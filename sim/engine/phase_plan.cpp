@@ -108,15 +108,20 @@ StepWork plan_step_work(const Scenario& s) {
   const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
   // Split a layer's cost into its four phases. Activation recompute runs each layer's forward again
   // inside its backward; selective recompute its attention core's forward (a third of its FLOPs).
-  auto phases = [&](const model::LayerCost& c, bool recomputed, const Roofline& balance) {
+  // Selective recompute's other modules (MLA up-projections, norms, activation functions, MLPs) add
+  // their forward GEMMs and element-wise passes to the backward, a TP rank's share of them.
+  auto phases = [&](const model::LayerCost& c, bool recomputed, const Roofline& balance,
+                    const model::RecomputeWork& again) {
     const double bwd_share = recomputed ? bwd + fwd : bwd;
-    const double core_again = s.training.selective_recompute ? fwd : 0.0;
+    const bool core = s.training.recompute_modules & model::kRecomputeCoreAttn;
+    const double core_again = s.training.selective_recompute && core ? fwd : 0.0;
     LayerWork l;
     l.fwd_gemm = gemm_phase(PhaseKind::FwdGemm, c.flops * fwd, c.attention_flops * fwd, c.weight_bytes * fwd, balance);
-    l.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, c.flops * bwd_share + c.attention_flops * core_again,
+    l.bwd_gemm = gemm_phase(PhaseKind::BwdGemm, c.flops * bwd_share + c.attention_flops * core_again + again.gemm_flops,
                             c.attention_flops * (bwd_share + core_again), c.weight_bytes * bwd_share, balance);
     l.fwd_elementwise = memory_phase(PhaseKind::FwdElementwise, c.activation_bytes * fwd, balance);
-    l.bwd_elementwise = memory_phase(PhaseKind::BwdElementwise, c.activation_bytes * bwd_share, balance);
+    l.bwd_elementwise =
+        memory_phase(PhaseKind::BwdElementwise, c.activation_bytes * bwd_share + again.elementwise_bytes, balance);
     return l;
   };
   StepWork w;
@@ -132,10 +137,20 @@ StepWork plan_step_work(const Scenario& s) {
     auto [it, added] =
         kind_index.emplace(std::tuple{moe, recomputed, mtp}, static_cast<unsigned char>(w.kinds.size()));
     if (added) {
+      model::RecomputeWork again;
+      if (!seed && !recomputed && s.training.selective_recompute) {
+        // A TP rank's share: the GEMMs and the experts' activations split t ways, the norms only with
+        // sequence parallelism (without it every rank runs them whole).
+        const unsigned modules = s.training.recompute_modules;
+        const model::RecomputeWork norms = model::recompute_work_per_token(arch, layer, modules & model::kRecomputeLayernorm);
+        again = model::recompute_work_per_token(arch, layer, modules & ~unsigned(model::kRecomputeLayernorm));
+        again.gemm_flops *= tokens / tp;
+        again.elementwise_bytes = (again.elementwise_bytes / tp + norms.elementwise_bytes / (sp ? tp : 1.0)) * tokens;
+      }
       LayerWork l = phases(tensor_share(model::architecture_layer_step(arch, layer, tokens, s.gpu,
                                                                        s.traffic),
                                         tp, sp),
-                           recomputed, balance);
+                           recomputed, balance, again);
       const double layer_params = seed  ? model::params_per_layer(s.shape.hidden)
                                   : mtp ? counts.mtp_module
                                         : counts.attention + counts.norms_per_layer +
@@ -159,7 +174,7 @@ StepWork plan_step_work(const Scenario& s) {
   }
   // The LM head is vocabulary-parallel under TP (its logits too).
   w.head = phases(tensor_share(model::lm_head_step(arch, tokens, s.gpu, s.traffic), tp, true), false,
-                  head_balance);
+                  head_balance, {});
   const double params = scenario_params(s);
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;

@@ -138,8 +138,34 @@ std::vector<Scenario::LinkEvent> parse_link_events(const InputNode& node,
   return sorted;
 }
 
+// A recompute module the model does not have would free nothing: said, not ignored.
+void check_recompute_modules(const InputNode& list, const model::ArchitectureSpec& arch) {
+  bool dense = false;
+  for (long long l = 0; l < model::model_layers(arch); ++l)
+    dense = dense || !model::is_moe_layer(arch, l);
+  const bool seed = model::is_seed_shaped(arch);
+  for (const InputNode& item : list.elements()) {
+    unsigned m = 0;
+    model::parse_recompute_module(item.as_string(), &m);
+    const char* missing = nullptr;
+    if (seed && m != model::kRecomputeCoreAttn)
+      missing = "the seed's layer (give the model's shape: norm, ffn, moe or mla keys, or like:)";
+    else if (m == model::kRecomputeMlaUpProj && !arch.mla.on())
+      missing = "a model without multi-head latent attention (model.mla)";
+    else if (m == model::kRecomputeMoeAct && arch.moe.experts == 0)
+      missing = "a model without experts";
+    else if (m == model::kRecomputeSharedExperts && arch.moe.shared_experts == 0)
+      missing = "a model without shared experts";
+    else if (m == model::kRecomputeMlp && !dense)
+      missing = "a model whose every layer is MoE";
+    if (missing)
+      item.fail(std::string("'") + item.as_string() + "' recomputes nothing on " + missing);
+  }
+}
+
 model::TrainingPlan parse_training(const InputNode& node) {
-  node.check_keys({"sharding", "activation_recompute", "recompute_every", "overlap", "bucket", "precision"});
+  node.check_keys({"sharding", "activation_recompute", "recompute_every", "recompute_modules", "overlap", "bucket",
+                   "precision"});
   model::TrainingPlan t;
   if (auto c = node.optional_child("sharding"))
     if (!model::parse_sharding(c->as_string(), &t.sharding))
@@ -153,6 +179,26 @@ model::TrainingPlan parse_training(const InputNode& node) {
     t.recompute_every = c->as_count(kMaxLayers, "layers");
     if (!t.activation_recompute)
       c->fail("recompute_every needs activation_recompute: full (it recomputes every k-th layer fully)");
+  }
+  if (auto c = node.optional_child("recompute_modules")) { // Megatron-Core's names; replaces the default
+    if (!t.selective_recompute)
+      c->fail("recompute_modules lists what selective recompute runs again: it needs activation_recompute: "
+              "selective");
+    t.recompute_modules = 0;
+    for (const InputNode& item : c->elements()) {
+      unsigned m = 0;
+      if (item.as_string() == "moe")
+        item.fail("recomputing the whole MoE layer (its dispatch and combine all-to-alls run again) is not "
+                  "simulated: list moe_act and shared_experts instead");
+      if (!model::parse_recompute_module(item.as_string(), &m))
+        item.fail("unknown recompute module '" + item.as_string() +
+                  "' (known: core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts)");
+      if (t.recompute_modules & m)
+        item.fail("'" + item.as_string() + "' is listed twice");
+      t.recompute_modules |= m;
+    }
+    if (t.recompute_modules == 0)
+      c->fail("an empty list recomputes nothing: use activation_recompute: none");
   }
   if (auto c = node.optional_child("precision"))
     t.fp8 = c->as_one_of({"bf16", "fp8"}) == "fp8";
@@ -345,6 +391,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
     if (s.training.fp8 && s.gpu.peak_fp8_flops_per_s <= 0)
       c->child("precision").fail(s.gpu.name + " has no FP8 tensor rate (the catalog's peak_fp8); precision: bf16 "
                                  "or a GPU with FP8 (memwall gpus)");
+    if (auto r = c->optional_child("recompute_modules"))
+      check_recompute_modules(*r, architecture_of(s));
   }
   if (auto c = root.optional_child("allow_oom"))
     s.allow_oom = c->as_bool();
