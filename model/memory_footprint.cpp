@@ -12,15 +12,13 @@ namespace {
 MemoryFootprint footprint_of(double params, double activation_bytes, const GpuSpec& gpu, const TrainingPlan& plan,
                              long long gpus) {
   const double n = double(gpus);
-  constexpr double kWeights = 2, kGradients = 2;
-  const double optimizer = kAdamStateBytesPerParam - kWeights - kGradients; // fp32 master + m + v
   MemoryFootprint f;
   const bool shard_optimizer = plan.sharding != Sharding::None;
-  const double weight_copies = kWeights + (plan.fp8 ? 2.0 : 0.0); // FP8 weight and its transpose
-  f.weight_bytes = weight_copies * params / (plan.sharding == Sharding::Zero3 ? n : 1.0);
+  // BF16 weights; FP8 adds the FP8 weight and its transpose (or replaces the BF16 copy: fp8_params).
+  f.weight_bytes = plan.weight_bytes() * params / (plan.sharding == Sharding::Zero3 ? n : 1.0);
   f.gradient_bytes =
-      kGradients * params / (plan.sharding == Sharding::Zero2 || plan.sharding == Sharding::Zero3 ? n : 1.0);
-  f.optimizer_bytes = optimizer * params / (shard_optimizer ? n : 1.0);
+      plan.gradient_bytes * params / (plan.sharding == Sharding::Zero2 || plan.sharding == Sharding::Zero3 ? n : 1.0);
+  f.optimizer_bytes = plan.optimizer_state_bytes() * params / (shard_optimizer ? n : 1.0); // master + m + v
   f.activation_bytes = activation_bytes;
   f.total_bytes = f.weight_bytes + f.gradient_bytes + f.optimizer_bytes + f.activation_bytes;
   f.capacity_bytes = gpu.hbm_capacity_bytes;

@@ -43,6 +43,32 @@ struct TrainingPlan {
   // attention, element-wise work, master weights, gradients and optimizer state as in BF16; each
   // weight also kept as FP8 and as its FP8 transpose (+2 bytes per parameter, sharded as weights).
   bool fp8 = false;
+  // Bytes per parameter of what training keeps beside the BF16 weights, by dtype. The defaults are
+  // the seed's mixed-precision Adam (16 B per parameter with the weights): BF16 gradients, an fp32
+  // master copy and fp32 moments. Megatron-Core names them grad_reduce_in_fp32 (the gradient buffer
+  // in fp32) and, with use_precision_aware_optimizer, main_params_dtype / exp_avg_dtype /
+  // exp_avg_sq_dtype (megatron/core/optimizer/optimizer_config.py); 0 master bytes: the optimizer
+  // updates the 16-bit weights themselves (torch.optim.Adam on BF16 parameters).
+  double gradient_bytes = 2;
+  double main_params_bytes = 4;
+  double exp_avg_bytes = 4;
+  double exp_avg_sq_bytes = 4;
+  // FP8 weights (Transformer Engine's fp8_model_init, NeMo's fp8_params): each weight kept as FP8 and
+  // its FP8 transpose only, no BF16 copy (the master copy is the optimizer's).
+  bool fp8_params = false;
+  double optimizer_state_bytes() const { return main_params_bytes + exp_avg_bytes + exp_avg_sq_bytes; }
+  double weight_bytes() const { return fp8_params ? 2.0 : fp8 ? 4.0 : 2.0; }
+  // The optimizer step's HBM traffic relative to the default dtypes': it reads and writes the master
+  // copy and moments, reads the gradient and writes the weight.
+  double optimizer_traffic_scale() const {
+    return (2.0 * optimizer_state_bytes() + gradient_bytes + (fp8_params ? 1.0 : 2.0)) / (2.0 * 12.0 + 2.0 + 2.0);
+  }
+  // The gradient synchronisation's bytes relative to BF16 gradients' (b_ar): an all-reduce moves the
+  // gradient dtype both ways; a sharded optimizer reduce-scatters gradients and all-gathers the BF16
+  // weights.
+  double gradient_traffic_scale() const {
+    return sharding == Sharding::None ? gradient_bytes / 2.0 : (gradient_bytes + 2.0) / 4.0;
+  }
   bool overlap_bucketed = false;     // PyTorch DDP: all-reduce gradient buckets during the last backward
   double bucket_bytes = 25e6;
 };

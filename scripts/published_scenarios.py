@@ -37,10 +37,61 @@ STATED_LAYOUT = {
     "mb_25.11_gb200_deepseekv3_bf16": (
         "Et*3|(t*4|)*14ttL", "NVIDIA-NeMo/Megatron-Bridge branch gaod/r0.2.0_test (commit d19cb73c), the 25.11 "
         "GB200 DeepSeek-V3 'w/o MTP' setting: layout Et*3|(t*4|)*14ttL, mtp_num_layers None"),
+    "mb_25.11_gb300_deepseekv3_bf16": (
+        "Et*3|(t*4|)*14ttL", "NVIDIA-NeMo/Megatron-Bridge branch gaod/r0.2.0_test (commit d19cb73c), the 25.11 "
+        "GB300 DeepSeek-V3 setting: layout Et*3|(t*4|)*14ttL, mtp_num_layers None"),
     "automodel_deepseekv3_256gpu": (
         "Ett|(tt|)*28(t|)*2tL", "NVIDIA-NeMo/Automodel 89e3a9fd examples/benchmark/configs/deepseek_v3_te_deepep.yaml "
         "(layers_per_stage 2) and its stage splitter: 32 stages, the first 29 of 2 layers, the last 3 of 1"),
 }
+# Training settings the run's own recipe or report states where layouts.json is silent (recompute
+# modules, optimizer dtypes, FP8 weights) or where its row contradicts itself: run id -> (keys, where).
+# Read from the source, never chosen to make a row fit or match. Keys under "training" replace
+# memwall's defaults; "micro_batch" and "virtual_stages" replace the row's where it is inconsistent.
+STATED_TRAINING = {
+    "nemo_24.07_h100_nemotron_340b": (
+        {"training": {"activation_recompute": "selective", "fp8_params": True,
+                      "optimizer_dtypes": {"main_params": "bf16", "exp_avg": "bf16", "exp_avg_sq": "bf16"}}},
+        "the 24.07 perf config is not public; NVIDIA/dgxc-benchmarking v24.11.1 (35a9aecc, NeMo 24.09) "
+        "nemotron/nemotron4-340b-synth.yaml and configure.sh run this layout with selective recompute, "
+        "fp8_params, distributed_fused_adam with dtype bf16 (state and stored params bf16), grad_sync_dtype bf16"),
+    "mb_25.11_h100_gptoss120b_bf16": (
+        {"micro_batch": 1, "training": {"activation_recompute": "none"}},
+        "the table's MBS 4 and GA 2 contradict its GBS 512 on DP 16 (512 / (4 x 16) = 8); the released "
+        "config (Megatron-Bridge v0.2.0 7af9601c scripts/performance/configs/gpt_oss/workload_base_configs.py) "
+        "sets micro_batch_size 1, and its recompute_modules [layernorm, moe_act] act only with "
+        "recompute_granularity selective, which nothing sets there (Megatron-LM 0d8e0714 transformer_layer.py)"),
+    "mb_25.11_gb200_deepseekv3_bf16": (
+        {"training": {"activation_recompute": "selective", "recompute_modules": ["mla_up_proj"],
+                      "grad_reduce_in_fp32": False,
+                      "optimizer_dtypes": {"main_params": "fp32", "exp_avg": "bf16", "exp_avg_sq": "bf16"}}},
+        "Megatron-Bridge branch gaod/r0.2.0_test (d19cb73c) GB200 setting: recompute_modules [mla_up_proj], "
+        "granularity selective; v0.2.0 deepseek_llm_pretrain.py: grad_reduce_in_fp32 False, precision-aware "
+        "optimizer with fp32 main params and bf16 exp_avg / exp_avg_sq"),
+    "mb_25.11_gb300_deepseekv3_bf16": (
+        {"virtual_stages": 8,
+         "training": {"activation_recompute": "selective", "recompute_modules": ["mlp", "moe_act"],
+                      "grad_reduce_in_fp32": False,
+                      "optimizer_dtypes": {"main_params": "fp32", "exp_avg": "bf16", "exp_avg_sq": "bf16"}}},
+        "Megatron-Bridge branch gaod/r0.2.0_test (d19cb73c) GB300 setting: PP 2, EP 32, recompute_modules "
+        "[mlp, moe_act], layout Et*3|(t*4|)*14ttL: its 16 pieces over PP 2 are VP 8 (Megatron-LM asserts the "
+        "layout matches VP), not the table's VP 4; v0.2.0 deepseek_llm_pretrain.py: grad_reduce_in_fp32 False, "
+        "fp32 main params, bf16 exp_avg / exp_avg_sq"),
+    "automodel_deepseekv3_256gpu": (
+        {"training": {"activation_recompute": "full",
+                      "optimizer_dtypes": {"main_params": "none", "exp_avg": "bf16", "exp_avg_sq": "bf16"}}},
+        "NVIDIA-NeMo/Automodel 89e3a9fd examples/benchmark/configs/deepseek_v3_te_deepep.yaml: "
+        "activation_checkpointing true (each decoder block checkpointed: components/moe/parallelizer.py "
+        "apply_ac); the model is cast to bf16 and torch.optim.Adam keeps its state in the parameters' dtype"),
+    "deepseekv3_2048gpu": (
+        {"training": {"activation_recompute": "selective",
+                      "recompute_modules": ["layernorm", "mla_up_proj", "moe_act"], "grad_reduce_in_fp32": True,
+                      "optimizer_dtypes": {"main_params": "fp32", "exp_avg": "bf16", "exp_avg_sq": "bf16"}}},
+        "DeepSeek-V3 report (arXiv 2412.19437) 3.2.3: all RMSNorm and MLA up-projections recomputed; 3.3.2: "
+        "the MoE SwiGLU's output recomputed from its cached input; 3.3.3: AdamW moments in BF16, master "
+        "weights and gradients in FP32"),
+}
+
 # DeepSeek-V3's multi-head latent attention (deepseek-ai/DeepSeek-V3 config.json), for rows that name
 # MLA without its sizes.
 DEEPSEEK_V3_MLA = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "qk_rope_head_dim": 64,
@@ -144,7 +195,7 @@ def parallelism_of(row, assumed):
         if row["tp"] > 1 and (row["dp"] * (row["cp"] or 1)) % row["ep"] != 0:
             p["expert_tensor_parallel"] = 1
             assumed.append("expert_tensor_parallel 1: EP exceeds DP x CP, so the source folds experts over TP ranks")
-    vp = row["vp"]
+    vp = STATED_TRAINING.get(row["id"], ({}, ""))[0].get("virtual_stages", row["vp"])
     if isinstance(vp, int) and vp > 1:
         p["virtual_stages"] = vp
         # Megatron-Core's split of 126 (Llama 3.1 405B) and 94 (Qwen3 235B) layers over PP x VP.
@@ -179,6 +230,12 @@ def training_of(row, assumed):
         assumed.append(f"activation recompute {recompute}, as the launch script states ({where})")
     elif row["recompute"] is None:
         assumed.append("activation recompute not stated: none")
+    stated, where = STATED_TRAINING.get(row["id"], ({}, ""))
+    if "training" in stated:
+        recompute = stated["training"].get("activation_recompute", recompute)
+        if row["recompute"] is None or recompute not in rec:
+            assumed[:] = [a for a in assumed if not a.startswith("activation recompute not stated")]
+        assumed.append(f"training settings as the source states them ({where})")
     if row["fsdp"]:
         sharding = "zero3"
     elif row["id"].startswith(("narayanan", "korthikanti")):
@@ -186,7 +243,10 @@ def training_of(row, assumed):
     else:
         sharding = "zero1"
         assumed.append("optimizer state sharded over data-parallel ranks (Megatron-Core's distributed optimizer / ZeRO-1)")
-    return {"sharding": sharding, "precision": "fp8" if fp8 else "bf16", "activation_recompute": recompute}
+    training = {"sharding": sharding, "precision": "fp8" if fp8 else "bf16", "activation_recompute": recompute}
+    for key, value in stated.get("training", {}).items():
+        training[key] = value
+    return training
 
 
 def flow(d):
@@ -196,6 +256,8 @@ def flow(d):
             return "true" if v else "false"
         if isinstance(v, dict):
             return flow(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
         return str(v)
     return "{" + ", ".join(f"{k}: {value(v)}" for k, v in d.items()) + "}"
 
@@ -206,6 +268,7 @@ def scenario_text(row):
     model = model_of(row, assumed)
     par = parallelism_of(row, assumed)
     training = training_of(row, assumed)
+    micro_batch = STATED_TRAINING.get(row["id"], ({}, ""))[0].get("micro_batch", row["mbs"] or 1)
     lines = [f"# {row['id']}: {row['model']} on {row['gpus']} x {row['gpu']}",
              f"# Source: {row['source']}"]
     if row.get("arch_source"):
@@ -218,13 +281,13 @@ def scenario_text(row):
     lines += [f"name: {row['id']}",
               f"gpu: {gpu}",
               f"model: {flow(model)}",
-              f"batch: {flow({'global_batch': row['gbs'] or row['gpus'], 'micro_batch': row['mbs'] or 1})}",
+              f"batch: {flow({'global_batch': row['gbs'] or row['gpus'], 'micro_batch': micro_batch})}",
               f"cluster: {flow({'gpus': row['gpus'], 'fabric': fabric})}",
               f"parallelism: {flow(par)}",
               f"training: {flow(training)}"]
     if not row["gbs"]:
         lines.insert(-7, "# Assumed: global batch not stated: one sequence per GPU")
-    if not row["mbs"]:
+    if not row["mbs"] and "micro_batch" not in STATED_TRAINING.get(row["id"], ({}, ""))[0]:
         lines.insert(-7, "# Assumed: micro-batch not stated: one sequence")
     return "\n".join(lines) + "\n"
 

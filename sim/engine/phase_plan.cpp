@@ -74,7 +74,10 @@ model::LayerCost tensor_share(model::LayerCost c, double t, bool sequence_parall
 
 PhaseCost optimizer_phase(const Scenario& s, double params, long long updaters) {
   const Roofline r{model::machine_balance_flops_per_byte(s.gpu), 1.0, 1.0, s.gpu.hbm_efficiency, &s.gpu, 1.0};
-  return memory_phase(PhaseKind::Optimizer, model::optimizer_bytes_per_gpu(params, updaters, s.traffic), r);
+  // The seed's b_opt bytes per parameter, scaled by the dtypes of what the step reads and writes.
+  return memory_phase(PhaseKind::Optimizer,
+                      model::optimizer_bytes_per_gpu(params, updaters, s.traffic) * s.training.optimizer_traffic_scale(),
+                      r);
 }
 
 StepWork plan_step_work(const Scenario& s) {
@@ -105,7 +108,7 @@ StepWork plan_step_work(const Scenario& s) {
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
-  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
+  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0 * s.training.gradient_traffic_scale();
   // Split a layer's cost into its four phases. Activation recompute runs each layer's forward again
   // inside its backward; selective recompute its attention core's forward (a third of its FLOPs).
   // Selective recompute's other modules (MLA up-projections, norms, activation functions, MLPs) add
@@ -179,7 +182,9 @@ StepWork plan_step_work(const Scenario& s) {
   // Sharded optimizer state (ZeRO-1 and up, the seed's model): each GPU updates P / N parameters.
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.gpus;
   w.optimizer = memory_phase(PhaseKind::Optimizer,
-                             model::optimizer_bytes_per_gpu(params, updaters, s.traffic), balance);
+                             model::optimizer_bytes_per_gpu(params, updaters, s.traffic) *
+                                 s.training.optimizer_traffic_scale(),
+                             balance);
   w.gradient_bytes = bytes_per_param * params / tp;
   // An untied LM head's gradient is complete first in the backward (DDP's first bucket); tied, or
   // never computed, it is the embedding's and is complete last.

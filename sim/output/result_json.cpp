@@ -315,6 +315,14 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["collective"] = r.collective;
   j["channels"] = s.channels; // NCCL channels per ring (collectives/channels.hpp)
   j["sharding"] = model::sharding_name(s.training.sharding);
+  if (s.training.selective_recompute)
+    j["recompute_modules"] = model::recompute_module_names(s.training.recompute_modules);
+  // Bytes per parameter of each kind of training state (memory_footprint.hpp), by dtype.
+  j["state_bytes_per_param"] = {{"weights", s.training.weight_bytes()},
+                                {"gradients", s.training.gradient_bytes},
+                                {"main_params", s.training.main_params_bytes},
+                                {"exp_avg", s.training.exp_avg_bytes},
+                                {"exp_avg_sq", s.training.exp_avg_sq_bytes}};
   const model::MemoryFootprint footprint = scenario_footprint(s);
   j["footprint_bytes"] = footprint.total_bytes;
   j["hbm_capacity_bytes"] = footprint.capacity_bytes;

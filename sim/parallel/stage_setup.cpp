@@ -98,7 +98,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       job->group_replica.push_back(slot);
     }
   const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
-  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
+  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0 * s.training.gradient_traffic_scale();
   // The distributed optimizer shards over data x context (context ranks hold the same weights).
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : slots;
   for (long long stage = 0; stage < l.pipeline; ++stage) {

@@ -150,7 +150,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
     return compute_s + tp_exposed + cp_exposed + ep;
   };
 
-  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0;
+  const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0 * s.training.gradient_traffic_scale();
   double worst_T = 0, worst_tail = 0;
   double worst_compute = 0, worst_tp = 0, worst_cp = 0, worst_ep = 0, worst_dp = 0, worst_opt = 0;
   for (long long stage = 0; stage < p; ++stage) {

@@ -165,7 +165,7 @@ void check_recompute_modules(const InputNode& list, const model::ArchitectureSpe
 
 model::TrainingPlan parse_training(const InputNode& node) {
   node.check_keys({"sharding", "activation_recompute", "recompute_every", "recompute_modules", "overlap", "bucket",
-                   "precision"});
+                   "precision", "fp8_params", "grad_reduce_in_fp32", "optimizer_dtypes"});
   model::TrainingPlan t;
   if (auto c = node.optional_child("sharding"))
     if (!model::parse_sharding(c->as_string(), &t.sharding))
@@ -202,6 +202,25 @@ model::TrainingPlan parse_training(const InputNode& node) {
   }
   if (auto c = node.optional_child("precision"))
     t.fp8 = c->as_one_of({"bf16", "fp8"}) == "fp8";
+  if (auto c = node.optional_child("fp8_params")) {
+    t.fp8_params = c->as_bool();
+    if (t.fp8_params && !t.fp8)
+      c->fail("fp8_params keeps the weights in FP8: it needs precision: fp8");
+  }
+  if (auto c = node.optional_child("grad_reduce_in_fp32"))
+    t.gradient_bytes = c->as_bool() ? 4.0 : 2.0;
+  if (auto c = node.optional_child("optimizer_dtypes")) { // Megatron-Core's precision-aware optimizer
+    c->check_keys({"main_params", "exp_avg", "exp_avg_sq"});
+    auto bytes = [](const std::string& dtype) { return dtype == "fp32" ? 4.0 : dtype == "bf16" ? 2.0 : 0.0; };
+    if (auto d = c->optional_child("main_params"))
+      t.main_params_bytes = bytes(d->as_one_of({"fp32", "bf16", "none"}));
+    if (auto d = c->optional_child("exp_avg"))
+      t.exp_avg_bytes = bytes(d->as_one_of({"fp32", "bf16"}));
+    if (auto d = c->optional_child("exp_avg_sq"))
+      t.exp_avg_sq_bytes = bytes(d->as_one_of({"fp32", "bf16"}));
+    if (t.fp8_params && t.main_params_bytes == 0)
+      c->child("main_params").fail("with fp8_params the FP8 weights need a master copy to update: fp32 or bf16");
+  }
   if (auto c = node.optional_child("overlap"))
     t.overlap_bucketed = c->as_one_of({"none", "bucketed"}) == "bucketed";
   if (auto c = node.optional_child("bucket"))
