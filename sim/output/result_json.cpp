@@ -351,6 +351,16 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
     j["measured_node_power_peak_w"] = s.measured_node_power_peak_w;
   if (s.measured_node_power_mean_w > 0)
     j["measured_node_power_mean_w"] = s.measured_node_power_mean_w;
+  if (s.measured_peak_memory_bytes > 0) {
+    // What PyTorch's allocator holds: the footprint of the stage the source logs, less the CUDA
+    // context and NCCL's buffers (allocated outside it). A reserved peak also holds the allocator's
+    // cached, unused blocks, which memwall does not model.
+    const model::MemoryFootprint f =
+        s.measured_memory_stage >= 0 ? stage_memory(s, s.measured_memory_stage) : scenario_footprint(s);
+    j["measured_peak_memory_bytes"] = s.measured_peak_memory_bytes;
+    j["measured_memory_kind"] = s.measured_memory_kind;
+    j["predicted_peak_memory_bytes"] = f.total_bytes - f.reserved_bytes;
+  }
   if (!s.measured_source.empty())
     j["measured_source"] = s.measured_source;
   power_figures(s, r, j);

@@ -72,6 +72,11 @@ struct Scenario {
   double measured_tokens_per_s_per_gpu = 0;
   double measured_node_power_peak_w = 0; // a server's measured power during training (validation-energy)
   double measured_node_power_mean_w = 0;
+  // A published peak of device memory (scenarios/validation-memory): torch.cuda.max_memory_allocated
+  // or max_memory_reserved, on the pipeline stage its source logs (-1: the worst stage).
+  double measured_peak_memory_bytes = 0;
+  std::string measured_memory_kind; // allocated | reserved
+  long long measured_memory_stage = -1;
   std::string measured_source;
   int line = 0;                         // of the scenario's root, for messages
 };

@@ -416,10 +416,26 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   if (auto c = root.optional_child("allow_oom"))
     s.allow_oom = c->as_bool();
   if (auto c = root.optional_child("measured")) {
-    c->check_keys({"tokens_per_s_per_gpu", "node_power_peak", "node_power_mean", "source"});
-    if (!c->has("tokens_per_s_per_gpu") && !c->has("node_power_peak") && !c->has("node_power_mean"))
-      c->fail("a measured: block names what was measured: tokens_per_s_per_gpu, node_power_peak or "
-              "node_power_mean");
+    c->check_keys({"tokens_per_s_per_gpu", "node_power_peak", "node_power_mean", "peak_memory_allocated",
+                   "peak_memory_reserved", "memory_stage", "source"});
+    if (!c->has("tokens_per_s_per_gpu") && !c->has("node_power_peak") && !c->has("node_power_mean") &&
+        !c->has("peak_memory_allocated") && !c->has("peak_memory_reserved"))
+      c->fail("a measured: block names what was measured: tokens_per_s_per_gpu, node_power_peak, "
+              "node_power_mean, peak_memory_allocated or peak_memory_reserved");
+    if (c->has("peak_memory_allocated") && c->has("peak_memory_reserved"))
+      c->child("peak_memory_reserved").fail("one peak per scenario: allocated or reserved, as the source logs it");
+    for (const char* kind : {"peak_memory_allocated", "peak_memory_reserved"})
+      if (auto v = c->optional_child(kind)) {
+        s.measured_peak_memory_bytes = v->as_positive_quantity(model::Dimension::Bytes);
+        s.measured_memory_kind = std::string(kind).substr(12);
+      }
+    if (auto v = c->optional_child("memory_stage")) { // resolved against the layout below
+      if (s.measured_memory_kind.empty())
+        v->fail("memory_stage says where a peak_memory_allocated or peak_memory_reserved was logged");
+      s.measured_memory_stage = v->as_one_of({"first", "last", "worst"}) == "first" ? 0
+                                : v->as_string() == "last"                         ? -2
+                                                                                   : -1;
+    }
     if (auto v = c->optional_child("tokens_per_s_per_gpu"))
       s.measured_tokens_per_s_per_gpu = v->as_positive_number();
     if (auto v = c->optional_child("node_power_peak"))
@@ -431,6 +447,8 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   parse_power_keys(root, s);
   s.line = root.line();
   parse_parallelism(root, s);
+  if (s.measured_memory_stage == -2) // the last pipeline stage
+    s.measured_memory_stage = s.layout.pipeline - 1;
   parse_reliability_keys(root, s);
   // The work, estimated before anything is built: GPU phases the simulation would run.
   // (A pipeline stage runs its own layers only.)
