@@ -82,6 +82,30 @@ def nccl_report(a):
     return 0 if ok else 1
 
 
+def memory_report(a, rows):
+    """Published peak memory (scenarios/validation-memory) against the footprint of the stage the source
+    logs, less the CUDA context and NCCL's buffers (outside PyTorch's allocator)."""
+    print("| run | GPU | measured GB | kind | memwall GB | error |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    checked, within, misses = 0, 0, []
+    for r in rows:
+        if "measured_peak_memory_bytes" not in r:
+            continue
+        measured, predicted = r["measured_peak_memory_bytes"], r["predicted_peak_memory_bytes"]
+        error = predicted / measured - 1.0
+        checked += 1
+        if abs(error) <= a.max_error:
+            within += 1
+        else:
+            misses.append(r["name"])
+        print(f"| {r['name']} | {r['gpu']} | {measured / 1e9:.2f} | {r['measured_memory_kind']} | "
+              f"{predicted / 1e9:.2f} | {100 * error:+.1f}% |")
+    print(f"\n{checked} published peaks, {within} within {100 * a.max_error:.0f}%; outside: {', '.join(misses) or 'none'}")
+    ok = checked > 0 and len(misses) <= a.max_misses and all(not re.search(a.must_hold, m) for m in misses)
+    print(f"{int(ok)} passed, {int(not ok)} failed")
+    return 0 if ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", nargs="?")
@@ -96,7 +120,10 @@ def main():
     p.add_argument("--nccl-large", type=float, default=0.15, help="busbw bound for sizes >= 256 MB")
     p.add_argument("--nccl-small", type=float, default=0.30, help="time bound for sizes <= 64 KiB")
     p.add_argument("--max-misses", type=int, default=0,
-                   help="--nccl: rows allowed outside their bound (a ratchet: the ctest names today's count)")
+                   help="--nccl, --memory: rows allowed outside their bound (a ratchet: the ctest names today's count)")
+    p.add_argument("--memory", action="store_true",
+                   help="published peak memory (scenarios/validation-memory) within --max-error")
+    p.add_argument("--must-hold", default="^$", help="--memory: runs whose names match may never miss")
     a = p.parse_args()
     if a.nccl:
         return nccl_report(a)
@@ -116,6 +143,8 @@ def main():
         for f, line in zip(part, out.splitlines()):
             by_file[f] = json.loads(line)
     rows = [by_file[f] for f in files]
+    if a.memory:
+        return memory_report(a, rows)
     print("| run | GPU profile | measured tokens/s/GPU | predicted | error |")
     print("| --- | --- | --- | --- | --- |")
     worst, checked, within = 0.0, 0, 0

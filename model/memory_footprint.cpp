@@ -25,6 +25,11 @@ MemoryFootprint footprint_of(double params, double activation_bytes, const GpuSp
   return f;
 }
 
+// The loss's float32 softmax of one micro-batch's logits, a TP rank's vocabulary share.
+double loss_bytes(const ArchitectureSpec& arch, double tokens, double t) {
+  return arch.lm_head ? kLossBytesPerLogit * tokens * double(arch.vocab) / t : 0.0;
+}
+
 } // namespace
 
 MemoryFootprint memory_footprint(const TransformerShape& shape, double tokens_per_microbatch, const GpuSpec& gpu,
@@ -40,12 +45,17 @@ MemoryFootprint memory_footprint(const ArchitectureSpec& arch, double tokens_per
     return memory_footprint(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab},
                             tokens_per_microbatch, gpu, traffic, plan, gpus);
   // `none` and `selective` store the same: a fused attention kernel keeps no s x s tensors either way.
-  double stored = 0;
-  for (long long l = 0; l < model_layers(arch); ++l)
+  double stored = 0, working_set = 0;
+  for (long long l = 0; l < model_layers(arch); ++l) {
     stored += activation_bytes_per_layer(arch, l, tokens_per_microbatch,
                                          layer_recomputed(plan, l) ? Recompute::Full : Recompute::Selective,
                                          plan.fp8, plan.recompute_modules);
-  return footprint_of(count_params(arch).trained, stored, gpu, plan, gpus);
+    if (layer_recomputed(plan, l))
+      working_set = std::max(working_set, activation_bytes_per_layer(arch, l, tokens_per_microbatch,
+                                                                     Recompute::Selective, plan.fp8));
+  }
+  return footprint_of(count_params(arch).trained,
+                      stored + working_set + loss_bytes(arch, tokens_per_microbatch, 1.0), gpu, plan, gpus);
 }
 
 MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayout& layout, long long stage,
@@ -55,7 +65,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   const ParamCounts counts = seed ? ParamCounts{} : count_params(arch);
   const double t = double(layout.tensor), d = double(arch.hidden);
   const bool sp = layout.sequence_parallel;
-  double params = 0, activations = 0;
+  double params = 0, activations = 0, working_set = 0; // working_set: a recomputed layer's, per token
   double expert_params = 0; // the routed experts this GPU holds (in `params` too)
   bool mtp_embedding_counted = false;
   // An untied LM head's weights: on the last stage, not part of the embedding copies.
@@ -87,10 +97,18 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
                                                                                plan.recompute_modules);
       const double replicated = sp ? 0.0 : (full ? whole : std::min(whole, 10.0 * d));
       activations += replicated + (whole - replicated) / t;
+      if (full && !seed) { // its forward's activations again, during its backward
+        const double again = activation_bytes_per_layer(arch, l, 1.0, Recompute::Selective, plan.fp8);
+        const double again_replicated = sp ? 0.0 : std::min(again, 10.0 * d);
+        working_set = std::max(working_set, again_replicated + (again - again_replicated) / t);
+      }
     }
   }
   // A chunk's layers for each (micro-batch, chunk) in flight: the stage's layers / v on average.
   activations *= tokens_per_microbatch * double(in_flight) / double(layout.virtual_stages);
+  activations += working_set * tokens_per_microbatch;
+  if (!seed && stage == layout.pipeline - 1)
+    activations += loss_bytes(arch, tokens_per_microbatch, t);
   if (stage == 0)
     params += (seed ? embedding_params(TransformerShape{arch.hidden, arch.layers, arch.seq_len, arch.vocab})
                     : counts.embedding - head);

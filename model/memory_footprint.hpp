@@ -34,6 +34,13 @@ struct MemoryFootprint {
 // two, 688 MB for larger ones; NCCL_BUFFSIZE, 4 MiB per channel and peer, is most of it).
 // `communicators`: the process groups a GPU's collectives run in (tensor, data x context, context,
 // pipeline, expert), NCCL creating each on first use.
+// Two peaks beside the saved activations (not for the seed's layer, whose model has neither):
+// - The loss: the last stage holds one micro-batch's logits as the cross entropy's float32 softmax,
+//   4 bytes a logit over the vocabulary / t (Megatron-Core's vocab_parallel_cross_entropy saves
+//   exp_logits in float32 for its backward; torch's cross_entropy on .float() logits its log-softmax).
+// - Full recompute: while a recomputed layer's backward runs, its forward's activations exist again,
+//   one layer and one micro-batch of them.
+constexpr double kLossBytesPerLogit = 4;
 constexpr double kCudaContextBytes = 0.5e9;
 constexpr double kNcclBytesPerCommunicator = 0.688e9;
 double runtime_reserve_bytes(long long communicators);
