@@ -5,15 +5,50 @@
 a new one, fails: the list is the honest state of issue 28's acceptance, and shrinks as memwall
 learns these runs. Also: one file per published row, none left over, none missing.
 
-Usage: check_published.py MEMWALL PUBLISHED_DIR [LAYOUTS_JSON]
+With --run MAX_GPUS [--shard I/K], instead: every accepted file of at most MAX_GPUS GPUs (the I-th of
+K shards, so that ctest -j spreads them) is simulated and must end in a result: exit 0, a positive
+step time, no out-of-memory flag (issue 28: "runs: no refusal, no out-of-memory report, a result").
+
+Usage: check_published.py MEMWALL PUBLISHED_DIR [LAYOUTS_JSON] [--run MAX_GPUS [--shard I/K]]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
 
+def run_all(memwall, folder, max_gpus, shard, shards):
+    """Simulates the files of up to max_gpus GPUs in this shard; each must give a result."""
+    failures, ran = [], 0
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".yaml"))
+    for i, name in enumerate(files):
+        gpus = int(re.search(r"^cluster: \{gpus: (\d+)", open(os.path.join(folder, name)).read(), re.M).group(1))
+        if gpus > max_gpus or i % shards != shard:
+            continue
+        run = subprocess.run([memwall, "run", "--json", os.path.join(folder, name)], capture_output=True, text=True,
+                             timeout=900)
+        ran += 1
+        if run.returncode != 0:
+            failures.append(f"{name}: exit {run.returncode}: {run.stderr.strip()[-300:]}")
+            continue
+        r = json.loads(run.stdout)
+        if not r["step_time_s"] > 0 or r["oom"]:
+            failures.append(f"{name}: step {r['step_time_s']} s, oom {r['oom']}")
+        else:
+            print(f"{name:45s} {gpus:6d} GPUs  step {r['step_time_s']:8.3f} s  {r['footprint_bytes'] / 1e9:6.1f} GB")
+    print(f"{ran} published layouts of at most {max_gpus} GPUs simulated (shard {shard + 1} of {shards})")
+    if failures:
+        sys.exit("\n".join(failures))
+
+
 def main():
+    if "--run" in sys.argv:
+        at = sys.argv.index("--run")
+        shard, shards = 0, 1
+        if "--shard" in sys.argv:
+            shard, shards = (int(x) for x in sys.argv[sys.argv.index("--shard") + 1].split("/"))
+        return run_all(sys.argv[1], sys.argv[2], int(sys.argv[at + 1]), shard, shards)
     memwall, folder = sys.argv[1], sys.argv[2]
     layouts = sys.argv[3] if len(sys.argv) > 3 else None
     refused = {}
