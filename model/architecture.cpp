@@ -92,6 +92,10 @@ ParamCounts count_params(const ArchitectureSpec& m) {
   if (m.mla.on()) {
     const MlaParams a = mla_params(m);
     p.attention = a.qkv + a.projection + a.norms;
+    const double down = (m.mla.q_lora_rank > 0 ? d * double(m.mla.q_lora_rank) : 0.0) +
+                        d * double(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+    p.tp_replicated = down + a.norms;
+    p.tp_replicated_flops_per_token = 2.0 * down;
   }
   p.dense_ffn = ffn_params(m, double(ffn_hidden_of(m)));
   if (m.moe.experts > 0) {

@@ -103,6 +103,12 @@ struct ParamCounts {
   double mtp_projection = 0; // per multi-token-prediction module beyond its layer: [h; e] 2d -> d, two norms
   double mtp_module = 0;     // per multi-token-prediction module: its layer + mtp_projection
   double trained = 0;        // total + the MTP modules: what gradients and the optimizer hold
+  // Per layer, of `attention`: what every tensor-parallel rank holds whole. Megatron-Core builds MLA's
+  // down-projections (d -> q latent, d -> kv latent + the shared rope key) and the latents' norms as
+  // "duplicated" linear layers (megatron/core/transformer/multi_latent_attention.py); with sequence
+  // parallelism each rank runs them on its 1 / t of the tokens, without it on all of them.
+  double tp_replicated = 0;
+  double tp_replicated_flops_per_token = 0; // their forward FLOPs
 };
 ParamCounts count_params(const ArchitectureSpec& m);
 

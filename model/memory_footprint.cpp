@@ -66,6 +66,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   const double t = double(layout.tensor), d = double(arch.hidden);
   const bool sp = layout.sequence_parallel;
   double params = 0, activations = 0, working_set = 0; // working_set: a recomputed layer's, per token
+  double replicated = 0; // of params: held whole by every TP rank (ParamCounts::tp_replicated)
   double expert_params = 0; // the routed experts this GPU holds (in `params` too)
   bool mtp_embedding_counted = false;
   // An untied LM head's weights: on the last stage, not part of the embedding copies.
@@ -81,6 +82,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
         expert_params += per_expert * double(arch.moe.experts) / double(layout.expert);
       }
       params += seed ? params_per_layer(arch.hidden) : counts.attention + counts.norms_per_layer + ffn;
+      replicated += seed ? 0.0 : counts.tp_replicated;
       if (!seed && is_mtp_layer(arch, l)) { // its projection and norms, and (past stage 0) a copy of the
         // embedding it reads its tokens through (Megatron-Core builds one where the MTP block runs)
         params += counts.mtp_projection;
@@ -132,7 +134,8 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   const double etp = double(layout.expert_tensor_degree());
   const long long expert_replicas =
       std::max(1LL, layout.tensor * dense_replicas / std::max(1LL, layout.expert * layout.expert_tensor_degree()));
-  MemoryFootprint f = footprint_of((params - expert_params) / t, activations, gpu, sharded, dense_replicas);
+  MemoryFootprint f =
+      footprint_of((params - expert_params - replicated) / t + replicated, activations, gpu, sharded, dense_replicas);
   const MemoryFootprint experts = footprint_of(expert_params / etp, 0.0, gpu, sharded, expert_replicas);
   f.weight_bytes += experts.weight_bytes;
   f.gradient_bytes += experts.gradient_bytes;

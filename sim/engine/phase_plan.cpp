@@ -150,16 +150,20 @@ StepWork plan_step_work(const Scenario& s) {
         again.gemm_flops *= tokens / tp;
         again.elementwise_bytes = (again.elementwise_bytes / tp + norms.elementwise_bytes / (sp ? tp : 1.0)) * tokens;
       }
-      LayerWork l = phases(tensor_share(model::architecture_layer_step(arch, layer, tokens, s.gpu,
-                                                                       s.traffic),
-                                        tp, sp),
-                           recomputed, balance, again);
+      model::LayerCost cost =
+          tensor_share(model::architecture_layer_step(arch, layer, tokens, s.gpu, s.traffic), tp, sp);
+      if (!seed && !sp && tp > 1) // MLA's duplicated down-projections run whole on every TP rank
+        cost.flops += 3.0 * counts.tp_replicated_flops_per_token * tokens * (1.0 - 1.0 / tp);
+      LayerWork l = phases(cost, recomputed, balance, again);
       const double layer_params = seed  ? model::params_per_layer(s.shape.hidden)
                                   : mtp ? counts.mtp_module
                                         : counts.attention + counts.norms_per_layer +
                                               (moe ? counts.moe_ffn : counts.dense_ffn);
-      l.gradient_bytes = bytes_per_param * layer_params / tp;
-      l.params = layer_params / tp;
+      // What every TP rank holds whole (MLA's down-projections): its gradients too, reduced whole.
+      const double whole = seed ? 0.0 : counts.tp_replicated;
+      l.gradient_bytes = bytes_per_param * ((layer_params - whole) / tp + whole);
+      l.params = (layer_params - whole) / tp + whole;
+
       if (moe) {
         // Routed experts: (experts) x (one expert's weights), of the MoE FFN's router + all experts.
         const double router = double(arch.hidden) * double(arch.moe.experts);

@@ -146,3 +146,37 @@ TEST_CASE("training state by dtype: bytes per parameter and the optimizer step's
   CHECK(w1.optimizer.hbm_bytes == rel(w0.optimizer.hbm_bytes * 22.0 / 28.0));
   CHECK(w1.gradient_bytes == rel(w0.gradient_bytes * 1.5));
 }
+
+TEST_CASE("MLA's down-projections are duplicated on every TP rank (Megatron-Core), by hand (DeepSeek-V3)") {
+  const model::ArchitectureSpec& m = deepseek();
+  const double d = 7168, q = 1536, kv = 512, rope = 64;
+  const double per_layer = d * q + d * (kv + rope) + q + kv; // the two down-projections, the latents' norms
+  CHECK(model::count_params(m).tp_replicated == per_layer);
+  CHECK(per_layer == 15140864);
+  // One stage of all 61 layers: at TP 2 a GPU holds half of everything else and all of these.
+  model::ParallelLayout tp1, tp2;
+  tp1.stage_layers = tp2.stage_layers = {61};
+  tp2.tensor = 2;
+  tp2.sequence_parallel = true;
+  const model::GpuSpec& gpu = test::gpu("H100-SXM");
+  const model::TrainingPlan plan;
+  const auto a = model::stage_footprint(m, tp1, 0, 1, 4096, gpu, {}, plan);
+  const auto b = model::stage_footprint(m, tp2, 0, 1, 4096, gpu, {}, plan);
+  CHECK(b.weight_bytes - a.weight_bytes / 2 == rel(2 * 61 * per_layer * (1 - 1.0 / 2), 1e-9));
+  // Their GEMMs: with sequence parallelism each rank runs them on half the tokens; without it on all:
+  // 6 x (d q + d (kv + rope)) FLOPs per token more in forward and backward, at TP 2 for 4,096 tokens.
+  auto layer_flops = [](const sim::Scenario& s) {
+    const sim::StepWork w = sim::plan_step_work(s);
+    return w.layer(3).fwd_gemm.flops + w.layer(3).bwd_gemm.flops;
+  };
+  auto tp2_scenario = [](bool sp) {
+    return test::scenario_from_text(std::string("name: ds\ngpu: H100-SXM\nmodel: {like: deepseek-v3}\n"
+                                                "batch: {tokens_per_microbatch: 4096}\n"
+                                                "cluster: {gpus: 8, fabric: {kind: star, bandwidth: 25GB/s}}\n"
+                                                "parallelism: {tensor: 2, sequence_parallel: ") +
+                                        (sp ? "true" : "false") + "}\nallow_oom: true\n",
+                                    "ds.yaml");
+  };
+  CHECK(layer_flops(tp2_scenario(false)) - layer_flops(tp2_scenario(true)) ==
+        rel(3 * 2 * (d * q + d * (kv + rope)) * 4096 * (1 - 1.0 / 2), 1e-9));
+}
