@@ -1,6 +1,7 @@
-// Per-GPU memory footprint of a data-parallel job with mixed-precision Adam (16 B/param: bf16 weights 2,
-// bf16 gradients 2, fp32 master 4, m 4, v 4), by sharding mode, plus the saved activations of the
-// micro-batch in flight (a_store d T L bytes; 2 d T L, one bf16 input per layer, with recompute).
+// Per-GPU memory footprint of a data-parallel job with mixed-precision Adam (by default 16 B/param:
+// bf16 weights 2, bf16 gradients 2, fp32 master 4, m 4, v 4; TrainingPlan's dtypes change each), by
+// sharding mode, plus the saved activations of the micro-batch in flight (a_store d T L bytes; 2 d T L,
+// one bf16 input per layer, with recompute).
 //   none:  2P + 2P + 12P          zero1: 2P + 2P + 12P/N
 //   zero2: 2P + (2 + 12)P/N       zero3: 16P/N
 #pragma once
@@ -17,9 +18,9 @@
 namespace memwall::model {
 
 struct MemoryFootprint {
-  double weight_bytes = 0;     // bf16 weights held by a GPU
-  double gradient_bytes = 0;   // bf16 gradients held by a GPU
-  double optimizer_bytes = 0;  // fp32 master, m, v held by a GPU
+  double weight_bytes = 0;     // weights held by a GPU (bf16; FP8 copies with precision fp8)
+  double gradient_bytes = 0;   // gradients held by a GPU (bf16, or fp32 with grad_reduce_in_fp32)
+  double optimizer_bytes = 0;  // master copy, m, v held by a GPU (fp32 unless optimizer_dtypes)
   double activation_bytes = 0; // saved for backward
   double reserved_bytes = 0;   // the CUDA context and NCCL's buffers: no tensor can use them
   double total_bytes = 0;
