@@ -4,6 +4,7 @@
 #include "collectives/choice.hpp"
 #include "sim/engine/gpu_actor.hpp"
 #include "sim/engine/link_events.hpp"
+#include "parallel/flights.hpp"
 #include "parallel/stage_setup.hpp"
 #include "sim/engine/platform_builder.hpp"
 #include "sim/engine/private_rounds.hpp"
@@ -129,18 +130,29 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
   const std::vector<collectives::GpuPlace> places = collectives::places_of_ranks(graph);
-  const Platform platform = build_platform(graph, speeds, parallel::parallel_pairs(s, places));
+  const LaterFabrics later = fabrics_after_failures(s, graph);
+  const Platform platform =
+      build_platform(graph, speeds, parallel::parallel_pairs(s, places), later.graphs, later.start_s);
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
   guard_stacks(2 * s.gpus / s.layout.tensor); // a TP group's actor and its pipeline sends
   const std::unique_ptr<parallel::StageJob> job = parallel::plan_stage_job(s, work, platform, recorder, places);
+  FaultLog faults;
+  if (!s.link_events.empty()) { // flows resend around a failed link (parallel/flights.hpp)
+    job->faults = &faults;
+    const parallel::StageJob& j = *job;
+    sg4::Actor::create("link-events", platform.gpus.front(),
+                       LinkEventActor(s, faults, [&j] { parallel::note_link_down(j); }));
+  }
   parallel::create_stage_actors(*job);
   sg4::Engine::get_instance()->run();
+  if (!faults.stall.empty())
+    throw std::runtime_error(faults.stall);
   RunResult result;
   result.per_gpu = recorder.totals();
-  check_run_complete(result.per_gpu, FaultLog{});
+  check_run_complete(result.per_gpu, faults);
   for (const GpuTotals& t : result.per_gpu) {
     result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
     result.activities += t.activities;

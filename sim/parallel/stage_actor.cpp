@@ -1,5 +1,7 @@
 #include "stage_actor.hpp"
 
+#include "flights.hpp"
+
 #include "model/training_plan.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -38,15 +40,11 @@ long long StageJob::group_of(long long stage, long long slot) const { return sta
 
 namespace {
 
-sg4::Host* host_of(const StageJob& job, long long rank) { return job.platform.gpus[size_t(rank)]; }
-
-
-// Starts a flow of `bytes` from each GPU of `from` to the GPU of the same TP rank in `to`, adding
-// them to `comms`.
+// Starts a flow of `bytes` from each GPU of `from` to the GPU of the same TP rank in `to`.
 void post_flows(const StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
-                double bytes, std::vector<sg4::CommPtr>& comms) {
+                double bytes, Flights& flights) {
   for (size_t i = 0; i < from.size(); ++i)
-    comms.push_back(sg4::Comm::sendto_async(host_of(job, from[i]), host_of(job, to[i]), uint64_t(std::ceil(bytes))));
+    post(job, flights, from[i], to[i], bytes);
 }
 
 // Sends `bytes` from each member of `from` to the same TP rank of `to` at once and waits for all;
@@ -54,9 +52,9 @@ void post_flows(const StageJob& job, const std::vector<long long>& from, const s
 void send_flows(StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
                 const std::vector<RouteFigures>& routes, double bytes, const PhaseContext& where,
                 trace::TracePhase kind, double t_start_s, bool record_now, int64_t collective_id) {
-  std::vector<sg4::CommPtr> comms;
-  post_flows(job, from, to, bytes, comms);
-  sg4::Comm::wait_all(comms);
+  Flights flights;
+  post_flows(job, from, to, bytes, flights);
+  await(job, flights, from.front());
   if (!record_now)
     return;
   const double t_end = sg4::Engine::get_clock();
@@ -64,7 +62,7 @@ void send_flows(StageJob& job, const std::vector<long long>& from, const std::ve
     job.recorder.record_parallel(from[i], where, kind, t_start_s, t_end, bytes, 0.0, bytes * routes[i].j_per_byte, 1);
     job.recorder.record_parallel(to[i], where, kind, t_end, t_end, 0.0, bytes, 0.0, 0);
     if (job.recorder.tracing())
-      job.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start_s, comms[i]->get_finish_time(),
+      job.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start_s, flights.comms[i]->get_finish_time(),
                                    collective_id, kind},
                                   routes[i].links);
   }
@@ -103,19 +101,18 @@ StageActor::TensorExchange StageActor::tensor_collectives_start(double all_reduc
   const std::vector<StageJob::TpFlow>& flows = job_.tp_flows[size_t(group_)];
   const size_t used = job_.tp_ring_private[size_t(group_)] ? 1 : flows.size();
   for (size_t i = 0; i < used; ++i)
-    x.comms.push_back(sg4::Comm::sendto_async(host_of(job_, members[flows[i].from]), host_of(job_, flows[i].to),
-                                              uint64_t(std::ceil(flows[i].share * x.bytes))));
+    post(job_, x.flights, members[flows[i].from], flows[i].to, flows[i].share * x.bytes);
   return x;
 }
 
 void StageActor::tensor_collectives_finish(TensorExchange& x, const PhaseContext& where) const {
-  if (x.comms.empty())
+  if (x.flights.empty())
     return;
   const std::vector<long long>& members = job_.members[size_t(group_)];
   const double t_wait = sg4::Engine::get_clock();
-  sg4::Comm::wait_all(x.comms);
+  await(job_, x.flights, members.front());
   double flows_end = x.t_start_s;
-  for (const auto& comm : x.comms)
+  for (const auto& comm : x.flights.comms)
     flows_end = std::max(flows_end, comm->get_finish_time());
   const double extra_s =
       (x.steps - 1.0) * job_.tp_latency_s[size_t(group_)] + x.steps * job_.scenario.fabric.message_latency_s;
@@ -181,11 +178,10 @@ void StageActor::expert_all_to_all(const PhaseContext& where, double count) cons
   const double t_all_in = sg4::Engine::get_clock(); // before: waiting for the block's last member
   // A message's bytes: a GPU's tokens for one peer, the `count` all-to-alls of the pass as one.
   const double unit_bytes = count * job_.ep_message_bytes / double(job_.scenario.layout.expert);
-  std::vector<sg4::CommPtr> comms;
+  Flights flights;
   for (const StageJob::EpFlow& f : job_.ep_posts[size_t(group_)])
-    comms.push_back(sg4::Comm::sendto_async(host_of(job_, f.src), host_of(job_, f.dst),
-                                            uint64_t(std::ceil(f.units * unit_bytes))));
-  sg4::Comm::wait_all(comms);
+    post(job_, flights, f.src, f.dst, f.units * unit_bytes);
+  await(job_, flights, job_.members[size_t(group_)].front());
   expert_gate(2 * key + 1); // every flow of the block in
   // The `count` all-to-alls went as one flow per pair: the others' latencies after it.
   const double extra_s = (count - 1.0) * block.latency_s + count * job_.scenario.fabric.message_latency_s;
@@ -219,7 +215,7 @@ StageActor::ContextExchange StageActor::context_exchange_start(double blocks) co
   x.key = context_exchanges_++;
   x.bytes = blocks * double(c - 1) * job_.kv_bytes;
   x.t_start_s = sg4::Engine::get_clock();
-  post_flows(job_, job_.members[size_t(group_)], job_.members[size_t(x.next_group)], x.bytes, x.comms);
+  post_flows(job_, job_.members[size_t(group_)], job_.members[size_t(x.next_group)], x.bytes, x.flights);
   return x;
 }
 
@@ -227,9 +223,9 @@ void StageActor::context_exchange_finish(ContextExchange& x, const PhaseContext&
   if (x.key < 0)
     return;
   const double t_wait = sg4::Engine::get_clock();
-  sg4::Comm::wait_all(x.comms);
+  await(job_, x.flights, job_.members[size_t(group_)].front());
   double flows_end = x.t_start_s;
-  for (const auto& comm : x.comms)
+  for (const auto& comm : x.flights.comms)
     flows_end = std::max(flows_end, comm->get_finish_time());
   job_.cp_received[size_t(x.next_group)].at(x.key)->release(); // my blocks are in
   job_.cp_received[size_t(group_)].at(x.key)->acquire(); // and the previous rank's
@@ -367,11 +363,10 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   const double latency_s = job_.ring_latency_s[size_t(group_)];
   // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
   const double bytes = double(data - 1) * bytes_per_gpu / double(data);
-  std::vector<sg4::CommPtr> comms;
+  Flights flights;
   for (const StageJob::RingFlow& f : flows)
-    comms.push_back(sg4::Comm::sendto_async(host_of(job_, from[f.from]), host_of(job_, f.to),
-                                            uint64_t(std::ceil(f.share * bytes))));
-  sg4::Comm::wait_all(comms);
+    post(job_, flights, from[f.from], f.to, f.share * bytes);
+  await(job_, flights, from.front());
   for (long long g : to_groups)
     job_.ring_received[size_t(g)].at(round)->release();
   for (size_t k = 0; k < from_groups.size(); ++k)

@@ -12,6 +12,7 @@
 // run beside the compute; the receiver waits only for what has not arrived.
 #pragma once
 
+#include "flights.hpp"
 #include "stage_job.hpp"
 
 namespace memwall::sim::parallel {
@@ -31,7 +32,7 @@ private:
   // The same in two halves, so that a layer's compute can run in between (tp_overlap): the start posts
   // the flows, the finish waits for them and for the other steps' latencies, recording the wait.
   struct TensorExchange {
-    std::vector<simgrid::s4u::CommPtr> comms;
+    Flights flights;
     double bytes = 0, steps = 0, t_start_s = 0;
   };
   TensorExchange tensor_collectives_start(double all_reduces) const;
@@ -41,7 +42,7 @@ private:
   // the layer computes: `blocks` blocks of kv_bytes, c - 1 ring steps in one flow per TP rank to the
   // next context rank. The start posts the flows; the finish waits for what the compute did not hide.
   struct ContextExchange {
-    std::vector<simgrid::s4u::CommPtr> comms;
+    Flights flights;
     long long key = -1, next_group = -1;
     double bytes = 0, t_start_s = 0;
   };

@@ -10,6 +10,7 @@
 // data-parallel gradient sync.
 #pragma once
 
+#include "sim/engine/link_events.hpp"
 #include "sim/engine/phase_plan.hpp"
 #include "pipeline/schedule.hpp"
 #include "sim/engine/platform_builder.hpp"
@@ -17,8 +18,11 @@
 
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include <simgrid/s4u/Comm.hpp>
+
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace memwall::sim::parallel {
@@ -142,6 +146,11 @@ struct StageJob {
   std::vector<double> cp_latency_s;
   std::vector<Board> cp_ready, cp_received;
   double kv_bytes = 0;
+  // Link events (flights.hpp): what happened and a stall's report; null without link events. The
+  // flows in flight, and what each had left when a link went down.
+  FaultLog* faults = nullptr;
+  mutable std::unordered_set<simgrid::s4u::Comm*> in_flight;
+  mutable std::unordered_map<simgrid::s4u::Comm*, double> left_at_fault;
 
   long long group_of(long long stage, long long slot) const;
   long long slots() const { return scenario.layout.data * scenario.layout.context; }

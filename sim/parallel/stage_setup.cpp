@@ -231,7 +231,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       for (const std::string& link : r.links)
         alike = alike && link_uses[link] == 1;
     }
-    job->tp_ring_private[g] = alike;
+    job->tp_ring_private[g] = alike && s.link_events.empty(); // a link event breaks "alike" mid-run
   }
   return job;
 }

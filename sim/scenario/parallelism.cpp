@@ -324,9 +324,6 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
          "buckets are what overlap: bucketed hands over; with overlap none the gradients go at once (not applied)");
   if (l.model_parallel()) {
     const InputNode cluster = root.child("cluster");
-    if (!s.link_events.empty())
-      cluster.child("link_events").fail("link events are simulated with data parallelism only, not with "
-                                        "tensor or pipeline parallelism");
     if (auto c = cluster.optional_child("collective")) {
       if (s.collective != "ring" && s.collective != "auto")
         c->fail("'" + s.collective + "' applies to pure data parallelism; with tensor, pipeline, context or expert "
