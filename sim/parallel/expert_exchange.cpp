@@ -120,6 +120,24 @@ bool stand_ins_match(const std::vector<StageJob::EpFlow>& legs, const std::vecto
 
 } // namespace
 
+std::vector<std::vector<long long>> expert_data_rings(const model::ParallelLayout& l, long long stage) {
+  std::vector<BlockRanks> mine;
+  if (l.expert > 1)
+    for (BlockRanks& b : blocks_of(l))
+      if (b.stage == stage)
+        mine.push_back(std::move(b));
+  std::vector<std::vector<long long>> rings;
+  if (mine.size() < 2)
+    return rings;
+  for (size_t c = 0; c < mine.front().communicators.size(); ++c)
+    for (size_t k = 0; k < mine.front().communicators[c].size(); ++k) {
+      rings.emplace_back();
+      for (const BlockRanks& b : mine)
+        rings.back().push_back(b.communicators[c][k]);
+    }
+  return rings;
+}
+
 double isolated_time_s(const std::vector<TimedFlow>& flows, const std::vector<double>& bandwidth_bytes_per_s) {
   // Max-min sharing by progressive filling: the link whose fair share is least fixes its flows' rate.
   const size_t n_links = bandwidth_bytes_per_s.size();

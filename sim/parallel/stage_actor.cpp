@@ -344,7 +344,10 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
 
 void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const {
   const long long data = job_.slots(); // gradients are reduced over data x context
-  if (data < 2 || bytes_per_gpu <= 0)
+  const long long stage = job_.group_stage[size_t(group_)];
+  const long long expert_dp = job_.expert_ring_size[size_t(stage)]; // experts' over their holders
+  const double expert_bytes_per_gpu = job_.stage_expert_gradient_bytes[size_t(stage)];
+  if (data < 2 || (bytes_per_gpu <= 0 && expert_bytes_per_gpu <= 0))
     return;
   const long long round = 2 * step + part;
   const double t_start = sg4::Engine::get_clock();
@@ -363,33 +366,45 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   const double latency_s = job_.ring_latency_s[size_t(group_)];
   // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
   const double bytes = double(data - 1) * bytes_per_gpu / double(data);
+  const std::vector<StageJob::RingFlow>& expert_flows = job_.expert_ring_flows[size_t(group_)];
+  const double expert_bytes = expert_dp > 1 ? double(expert_dp - 1) * expert_bytes_per_gpu / double(expert_dp) : 0.0;
   Flights flights;
   for (const StageJob::RingFlow& f : flows)
     post(job_, flights, from[f.from], f.to, f.share * bytes);
+  for (const StageJob::RingFlow& f : expert_flows)
+    post(job_, flights, from[f.from], f.to, f.share * expert_bytes);
   await(job_, flights, from.front());
   for (long long g : to_groups)
     job_.ring_received[size_t(g)].at(round)->release();
   for (size_t k = 0; k < from_groups.size(); ++k)
     job_.ring_received[size_t(group_)].at(round)->acquire();
   job_.ring_received[size_t(group_)].ready.erase(round);
+  // The rings' other steps' latencies after it (the longer ring's).
   const double extra_s =
-      double(data - 2) * latency_s + double(data - 1) * job_.scenario.fabric.message_latency_s;
+      std::max(double(data - 2) * latency_s + double(data - 1) * job_.scenario.fabric.message_latency_s,
+               expert_dp > 1 ? double(expert_dp - 2) * job_.expert_ring_latency_s[size_t(group_)] +
+                                   double(expert_dp - 1) * job_.scenario.fabric.message_latency_s
+                             : 0.0);
   if (extra_s > 0)
     sg4::this_actor::sleep_for(extra_s);
   const double t_end = sg4::Engine::get_clock();
   std::vector<double> joules(from.size(), 0.0);
   for (const StageJob::RingFlow& f : flows)
     joules[f.from] += f.share * bytes * f.route.j_per_byte;
+  for (const StageJob::RingFlow& f : expert_flows)
+    joules[f.from] += f.share * expert_bytes * f.route.j_per_byte;
   for (size_t i = 0; i < from.size(); ++i) {
-    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes, bytes, joules[i], 3);
+    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes + expert_bytes,
+                                  bytes + expert_bytes, joules[i], 3);
     job_.recorder.record_sync_wait(from[i], kind, t_all_in - t_start);
   }
-  if (job_.recorder.tracing())
-    for (const StageJob::RingFlow& f : flows)
-      job_.recorder.record_message({int32_t(from[f.from]), int32_t(f.to), f.share * bytes, t_start, t_end,
-                                    job_.recorder.collective_id(kind, job_.group_stage[size_t(group_)], round, f.from),
-                                    kind},
-                                   f.route.links);
+  if (job_.recorder.tracing()) // a ring's messages carry its id: the dense ring's, then the experts'
+    for (const auto* ring : {&flows, &expert_flows})
+      for (const StageJob::RingFlow& f : *ring)
+        job_.recorder.record_message(
+            {int32_t(from[f.from]), int32_t(f.to), f.share * (ring == &flows ? bytes : expert_bytes), t_start, t_end,
+             job_.recorder.collective_id(kind, stage, round, f.from + (ring == &flows ? 0 : from.size())), kind},
+            f.route.links);
 }
 
 void StageActor::operator()() const {

@@ -78,7 +78,11 @@ struct StageJob {
   std::vector<std::vector<pipeline::PipelineOp>> orders; // per stage
   double tp_message_bytes = 0;                         // one TP all-reduce's payload per micro-batch
   double pp_message_bytes = 0;                         // per TP rank per micro-batch
-  std::vector<double> stage_gradient_bytes;            // per stage, per GPU
+  std::vector<double> stage_gradient_bytes;            // per stage, per GPU: dense (over the replicas)
+  // Per stage, per GPU: its routed experts' gradients, reduced over the expert-data-parallel group
+  // (expert_data_rings: expert_ring_size[stage] GPUs; 1 when every GPU holds its own experts).
+  std::vector<double> stage_expert_gradient_bytes;
+  std::vector<long long> expert_ring_size;
   std::vector<PhaseCost> stage_optimizer;              // per stage, per GPU
   // Boards per group: activations in, gradients in, and the data-parallel ring's handshakes.
   std::vector<Board> forward_in, backward_in, ring_ready, ring_received;
@@ -105,8 +109,10 @@ struct StageJob {
     RouteFigures route;
   };
   std::vector<std::vector<RingFlow>> ring_flows;
+  std::vector<std::vector<RingFlow>> expert_ring_flows; // the same for the expert-data-parallel rings
+  // The handshakes cover both kinds of ring.
   std::vector<std::vector<long long>> ring_to, ring_from;
-  std::vector<double> tp_latency_s, ring_latency_s;
+  std::vector<double> tp_latency_s, ring_latency_s, expert_ring_latency_s;
   // Per group, per TP rank: routes to the next and the previous virtual stage's group.
   std::vector<std::vector<RouteFigures>> forward_routes, backward_routes;
   // Per group: its TP ring's links carry nothing else in the job, each hop its own links, all hops

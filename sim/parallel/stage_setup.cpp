@@ -76,6 +76,10 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
           pairs.emplace_back(mine[i], next_context[i]);
       }
     }
+  for (long long stage = 0; stage < l.pipeline; ++stage) // the expert-data-parallel rings
+    for (const std::vector<long long>& ring : expert_data_rings(l, stage))
+      for (const collectives::RingFlow& f : collectives::channel_ring_flows(ring, places, s.channels))
+        pairs.emplace_back(f.src, f.dst);
   const auto expert = expert_exchange_pairs(s, places);
   pairs.insert(pairs.end(), expert.begin(), expert.end());
   // By destination: the route finder searches from each destination once (it keeps a few hundred
@@ -106,22 +110,30 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     // A stage's parameters: its chunks' layers, the embeddings on the first stage, an untied LM head
     // on the last. (A tied head's copy on the last stage and its embedding all-reduce between the
     // first and last stages are not modelled.)
-    double params = 0;
+    double params = 0, experts = 0; // experts: the GPU's routed experts, of params
     for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
       const model::LayerRange range = model::chunk_layers(l, stage, chunk);
       for (long long layer = range.first; layer < range.last; ++layer) { // EP splits the routed experts
         // A GPU's routed experts: 1 / EP of them, split t ways (work's share) or whole (folded over TP).
         const double routed = work.layer(layer).routed_expert_params;
-        params += work.layer(layer).params - routed +
-                  routed * double(l.tensor) / double(l.expert_tensor_degree()) / double(l.expert);
+        const double mine = routed * double(l.tensor) / double(l.expert_tensor_degree()) / double(l.expert);
+        params += work.layer(layer).params - routed + mine;
+        experts += l.expert > 1 ? mine : 0.0;
       }
     }
     if (stage == 0)
       params += work.embedding_params;
     if (stage == l.pipeline - 1)
       params += work.head.params;
-    job->stage_gradient_bytes.push_back(bytes_per_param * params);
-    job->stage_optimizer.push_back(optimizer_phase(s, params, updaters));
+    // Megatron-Core reduces (and its distributed optimizer shards) dense gradients over the replicas
+    // (data x context), a routed expert's over the GPUs holding the same experts (expt_dp_group).
+    const std::vector<std::vector<long long>> expert_rings = expert_data_rings(l, stage);
+    const long long expert_dp = expert_rings.empty() ? 1 : static_cast<long long>(expert_rings.front().size());
+    job->expert_ring_size.push_back(expert_dp);
+    job->stage_gradient_bytes.push_back(bytes_per_param * (params - experts));
+    job->stage_expert_gradient_bytes.push_back(expert_dp > 1 ? bytes_per_param * experts : 0.0);
+    const double sharded_experts = updaters == 1 ? experts : experts * double(updaters) / double(expert_dp);
+    job->stage_optimizer.push_back(optimizer_phase(s, params - experts + sharded_experts, updaters));
   }
   const double tokens = s.tokens_per_microbatch / double(l.context); // on one GPU of a context group
   const double activations = tokens * double(s.shape.hidden) * kActivationBytesPerValue;
@@ -204,6 +216,31 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
           job->ring_latency_s[size_t(from)] =
               std::max(job->ring_latency_s[size_t(from)], job->ring_flows[size_t(from)].back().route.latency_s);
           routes.push_back(job->ring_flows[size_t(from)].back().route);
+          for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
+            if (std::find(list->begin(), list->end(), group) == list->end())
+              list->push_back(group);
+        }
+        count(routes);
+      }
+  }
+  // Expert-data-parallel rings: a routed expert's gradients over the GPUs holding the same experts.
+  job->expert_ring_flows.resize(groups);
+  job->expert_ring_latency_s.assign(groups, 0.0);
+  if (l.expert > 1) {
+    std::unordered_map<long long, std::pair<long long, size_t>> member_of; // rank -> (group, TP rank)
+    for (size_t g = 0; g < groups; ++g)
+      for (size_t i = 0; i < job->members[g].size(); ++i)
+        member_of[job->members[g][i]] = {static_cast<long long>(g), i};
+    for (long long stage = 0; stage < l.pipeline; ++stage)
+      for (const std::vector<long long>& ring : expert_data_rings(l, stage)) {
+        std::vector<RouteFigures> routes;
+        for (const collectives::RingFlow& f : collectives::channel_ring_flows(ring, places, s.channels)) {
+          const auto [from, i] = member_of.at(f.src);
+          const long long to = member_of.at(f.dst).first;
+          job->expert_ring_flows[size_t(from)].push_back({i, to, f.dst, f.share, route(f.src, f.dst)});
+          job->expert_ring_latency_s[size_t(from)] =
+              std::max(job->expert_ring_latency_s[size_t(from)], job->expert_ring_flows[size_t(from)].back().route.latency_s);
+          routes.push_back(job->expert_ring_flows[size_t(from)].back().route);
           for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
             if (std::find(list->begin(), list->end(), group) == list->end())
               list->push_back(group);
