@@ -201,53 +201,39 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
          {&job->forward_routes[g], &job->backward_routes[g], &job->cp_routes[g]})
       count(*routes);
   }
-  // Data-parallel rings: per stage and TP rank, over the slots; each flow kept by its sending group.
-  if (slots > 1) {
-    std::unordered_map<long long, long long> group_of_rank;
-    for (size_t g = 0; g < groups; ++g)
-      for (long long rank : job->members[g])
-        group_of_rank[rank] = static_cast<long long>(g);
+  // A ring's flows, kept by their sending group with the ring's handshakes (the groups each sends to
+  // and receives from) and the longest latency; its routes counted.
+  std::unordered_map<long long, std::pair<long long, size_t>> member_of; // rank -> (group, TP rank)
+  for (size_t g = 0; g < groups; ++g)
+    for (size_t i = 0; i < job->members[g].size(); ++i)
+      member_of[job->members[g][i]] = {static_cast<long long>(g), i};
+  auto add_ring = [&](const std::vector<collectives::RingFlow>& ring, std::vector<std::vector<StageJob::RingFlow>>& flows,
+                      std::vector<double>& latency_s) {
+    std::vector<RouteFigures> routes;
+    for (const collectives::RingFlow& f : ring) {
+      const auto [from, i] = member_of.at(f.src);
+      const long long to = member_of.at(f.dst).first;
+      flows[size_t(from)].push_back({i, to, f.dst, f.share, route(f.src, f.dst)});
+      latency_s[size_t(from)] = std::max(latency_s[size_t(from)], flows[size_t(from)].back().route.latency_s);
+      routes.push_back(flows[size_t(from)].back().route);
+      for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
+        if (std::find(list->begin(), list->end(), group) == list->end())
+          list->push_back(group);
+    }
+    count(routes);
+  };
+  // Data-parallel rings: per stage and TP rank, over the slots. Expert-data-parallel rings: a routed
+  // expert's gradients over the GPUs holding the same experts.
+  if (slots > 1)
     for (long long stage = 0; stage < l.pipeline; ++stage)
-      for (size_t i = 0; i < size_t(l.tensor); ++i) {
-        std::vector<RouteFigures> routes;
-        for (const collectives::RingFlow& f : data_ring_flows(s, stage, i, places)) {
-          const long long from = group_of_rank.at(f.src), to = group_of_rank.at(f.dst);
-          job->ring_flows[size_t(from)].push_back({i, to, f.dst, f.share, route(f.src, f.dst)});
-          job->ring_latency_s[size_t(from)] =
-              std::max(job->ring_latency_s[size_t(from)], job->ring_flows[size_t(from)].back().route.latency_s);
-          routes.push_back(job->ring_flows[size_t(from)].back().route);
-          for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
-            if (std::find(list->begin(), list->end(), group) == list->end())
-              list->push_back(group);
-        }
-        count(routes);
-      }
-  }
-  // Expert-data-parallel rings: a routed expert's gradients over the GPUs holding the same experts.
+      for (size_t i = 0; i < size_t(l.tensor); ++i)
+        add_ring(data_ring_flows(s, stage, i, places), job->ring_flows, job->ring_latency_s);
   job->expert_ring_flows.resize(groups);
   job->expert_ring_latency_s.assign(groups, 0.0);
-  if (l.expert > 1) {
-    std::unordered_map<long long, std::pair<long long, size_t>> member_of; // rank -> (group, TP rank)
-    for (size_t g = 0; g < groups; ++g)
-      for (size_t i = 0; i < job->members[g].size(); ++i)
-        member_of[job->members[g][i]] = {static_cast<long long>(g), i};
-    for (long long stage = 0; stage < l.pipeline; ++stage)
-      for (const std::vector<long long>& ring : expert_data_rings(l, stage)) {
-        std::vector<RouteFigures> routes;
-        for (const collectives::RingFlow& f : collectives::channel_ring_flows(ring, places, s.channels)) {
-          const auto [from, i] = member_of.at(f.src);
-          const long long to = member_of.at(f.dst).first;
-          job->expert_ring_flows[size_t(from)].push_back({i, to, f.dst, f.share, route(f.src, f.dst)});
-          job->expert_ring_latency_s[size_t(from)] =
-              std::max(job->expert_ring_latency_s[size_t(from)], job->expert_ring_flows[size_t(from)].back().route.latency_s);
-          routes.push_back(job->expert_ring_flows[size_t(from)].back().route);
-          for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
-            if (std::find(list->begin(), list->end(), group) == list->end())
-              list->push_back(group);
-        }
-        count(routes);
-      }
-  }
+  for (long long stage = 0; stage < l.pipeline; ++stage)
+    for (const std::vector<long long>& ring : expert_data_rings(l, stage))
+      add_ring(collectives::channel_ring_flows(ring, places, s.channels), job->expert_ring_flows,
+               job->expert_ring_latency_s);
   // Expert-parallel blocks (expert_exchange.hpp): a layer pass merges 2 all-to-alls (forward) or 2
   // or 4 (backward, with the recomputed forward's).
   plan_expert_exchange(*job, places, route, {2.0, 4.0});
