@@ -356,7 +356,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
     // context and NCCL's buffers (allocated outside it). A reserved peak also holds the allocator's
     // cached, unused blocks, which memwall does not model.
     const model::MemoryFootprint f =
-        s.measured_memory_stage >= 0 ? stage_memory(s, s.measured_memory_stage) : scenario_footprint(s);
+        s.measured_memory_stage >= 0 ? stage_memory(s, s.measured_memory_stage) : footprint;
     j["measured_peak_memory_bytes"] = s.measured_peak_memory_bytes;
     j["measured_memory_kind"] = s.measured_memory_kind;
     j["predicted_peak_memory_bytes"] = f.total_bytes - f.reserved_bytes;

@@ -120,21 +120,23 @@ bool stand_ins_match(const std::vector<StageJob::EpFlow>& legs, const std::vecto
 
 } // namespace
 
-std::vector<std::vector<long long>> expert_data_rings(const model::ParallelLayout& l, long long stage) {
-  std::vector<BlockRanks> mine;
+std::vector<std::vector<std::vector<long long>>> expert_data_rings(const model::ParallelLayout& l) {
+  std::vector<std::vector<BlockRanks>> by_stage(size_t(l.pipeline));
   if (l.expert > 1)
     for (BlockRanks& b : blocks_of(l))
-      if (b.stage == stage)
-        mine.push_back(std::move(b));
-  std::vector<std::vector<long long>> rings;
-  if (mine.size() < 2)
-    return rings;
-  for (size_t c = 0; c < mine.front().communicators.size(); ++c)
-    for (size_t k = 0; k < mine.front().communicators[c].size(); ++k) {
-      rings.emplace_back();
-      for (const BlockRanks& b : mine)
-        rings.back().push_back(b.communicators[c][k]);
-    }
+      by_stage[size_t(b.stage)].push_back(std::move(b));
+  std::vector<std::vector<std::vector<long long>>> rings(size_t(l.pipeline));
+  for (size_t stage = 0; stage < by_stage.size(); ++stage) {
+    const std::vector<BlockRanks>& mine = by_stage[stage];
+    if (mine.size() < 2)
+      continue;
+    for (size_t c = 0; c < mine.front().communicators.size(); ++c)
+      for (size_t k = 0; k < mine.front().communicators[c].size(); ++k) {
+        rings[stage].emplace_back();
+        for (const BlockRanks& b : mine)
+          rings[stage].back().push_back(b.communicators[c][k]);
+      }
+  }
   return rings;
 }
 

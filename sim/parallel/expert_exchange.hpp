@@ -43,11 +43,11 @@ void plan_expert_exchange(StageJob& job, const std::vector<collectives::GpuPlace
                           const std::function<RouteFigures(long long, long long)>& route,
                           const std::vector<double>& counts);
 
-// The expert-data-parallel groups of `stage` (Megatron-Core's expt_dp_group), as ordered rings of
-// ranks: the GPUs at the same place of every expert-parallel block of the stage hold the same experts,
-// and their expert gradients are reduced over them, not over all the stage's replicas. Empty when
-// each block is the whole stage (every GPU holds its own experts: nothing to reduce).
-std::vector<std::vector<long long>> expert_data_rings(const model::ParallelLayout& l, long long stage);
+// The expert-data-parallel groups of each stage (Megatron-Core's expt_dp_group), as ordered rings of
+// ranks: the GPUs at the same place of every expert-parallel block of a stage hold the same experts,
+// and their expert gradients are reduced over them, not over all the stage's replicas. A stage's list
+// is empty when each block is the whole stage (every GPU holds its own experts: nothing to reduce).
+std::vector<std::vector<std::vector<long long>>> expert_data_rings(const model::ParallelLayout& l);
 
 // The (src, dst) pairs the all-to-alls of a layout use: legs and stand-ins (routes to build).
 std::vector<std::pair<long long, long long>> expert_exchange_pairs(const Scenario& s,

@@ -76,8 +76,8 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
           pairs.emplace_back(mine[i], next_context[i]);
       }
     }
-  for (long long stage = 0; stage < l.pipeline; ++stage) // the expert-data-parallel rings
-    for (const std::vector<long long>& ring : expert_data_rings(l, stage))
+  for (const auto& stage_rings : expert_data_rings(l)) // the expert-data-parallel rings
+    for (const std::vector<long long>& ring : stage_rings)
       for (const collectives::RingFlow& f : collectives::channel_ring_flows(ring, places, s.channels))
         pairs.emplace_back(f.src, f.dst);
   const auto expert = expert_exchange_pairs(s, places);
@@ -105,6 +105,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0 * s.training.gradient_traffic_scale();
   // The distributed optimizer shards over data x context (context ranks hold the same weights).
   const long long updaters = s.training.sharding == model::Sharding::None ? 1 : slots;
+  const std::vector<std::vector<std::vector<long long>>> expert_rings = expert_data_rings(l); // per stage
   for (long long stage = 0; stage < l.pipeline; ++stage) {
     job->orders.push_back(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
     // A stage's parameters: its chunks' layers, the embeddings on the first stage, an untied LM head
@@ -127,8 +128,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       params += work.head.params;
     // Megatron-Core reduces (and its distributed optimizer shards) dense gradients over the replicas
     // (data x context), a routed expert's over the GPUs holding the same experts (expt_dp_group).
-    const std::vector<std::vector<long long>> expert_rings = expert_data_rings(l, stage);
-    const long long expert_dp = expert_rings.empty() ? 1 : static_cast<long long>(expert_rings.front().size());
+    const auto& rings = expert_rings[size_t(stage)];
+    const long long expert_dp = rings.empty() ? 1 : static_cast<long long>(rings.front().size());
     job->expert_ring_size.push_back(expert_dp);
     job->stage_gradient_bytes.push_back(bytes_per_param * (params - experts));
     job->stage_expert_gradient_bytes.push_back(expert_dp > 1 ? bytes_per_param * experts : 0.0);
@@ -230,8 +231,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
         add_ring(data_ring_flows(s, stage, i, places), job->ring_flows, job->ring_latency_s);
   job->expert_ring_flows.resize(groups);
   job->expert_ring_latency_s.assign(groups, 0.0);
-  for (long long stage = 0; stage < l.pipeline; ++stage)
-    for (const std::vector<long long>& ring : expert_data_rings(l, stage))
+  for (const auto& stage_rings : expert_rings)
+    for (const std::vector<long long>& ring : stage_rings)
       add_ring(collectives::channel_ring_flows(ring, places, s.channels), job->expert_ring_flows,
                job->expert_ring_latency_s);
   // Expert-parallel blocks (expert_exchange.hpp): a layer pass merges 2 all-to-alls (forward) or 2
