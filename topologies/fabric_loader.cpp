@@ -49,16 +49,38 @@ std::vector<std::string_view> fabric_keys(std::initializer_list<std::string_view
   return keys;
 }
 
-LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required) {
-  node.check_keys({"bandwidth", "latency", "pj_per_bit", "efficiency"});
+// `keys_checked`: the caller has checked the mapping's keys (a link that takes more than these).
+LinkFigures parse_link(const InputNode& node, LinkFigures defaults, bool bandwidth_required, bool keys_checked = false) {
+  if (!keys_checked)
+    node.check_keys({"bandwidth", "latency", "pj_per_bit", "efficiency"});
   LinkFigures f = read_link_figures(node, defaults, bandwidth_required);
   if (auto e = node.optional_child("efficiency"))
     f.efficiency = e->as_fraction();
   return f;
 }
 
+// `sharp: true` and `sharp_efficiency` of `node` (an nvlink-node fabric, or a cluster's nvlink link).
+double parse_nvls(const InputNode& node) {
+  const auto sharp = node.optional_child("sharp");
+  const bool on = sharp && sharp->as_bool();
+  if (auto e = node.optional_child("sharp_efficiency")) {
+    if (!on)
+      e->fail("sharp_efficiency needs sharp: true beside it");
+    const double f = e->as_fraction();
+    if (f <= 0)
+      e->fail("must be above 0 (the share of NVLink's data rate NVLS reaches)");
+    return f;
+  }
+  return on ? kDefaultNvlsEfficiency : 0.0;
+}
+
 void parse_star(const InputNode& node, FabricSpec& spec) {
-  node.check_keys(fabric_keys({"bandwidth", "latency", "pj_per_bit", "gpu_links"}));
+  if (spec.kind == "nvlink-node") {
+    node.check_keys(fabric_keys({"bandwidth", "latency", "pj_per_bit", "gpu_links", "sharp", "sharp_efficiency"}));
+    spec.nvls_efficiency = parse_nvls(node);
+  } else {
+    node.check_keys(fabric_keys({"bandwidth", "latency", "pj_per_bit", "gpu_links"}));
+  }
   // The seed's star is idealised: no network energy unless asked for.
   const LinkFigures f =
       read_link_figures(node, {0, 0, spec.kind == "nvlink-node" ? kNvlinkPjPerBit : 0.0}, true);
@@ -86,7 +108,10 @@ void parse_cluster(const InputNode& node, FabricSpec& spec) {
                    "rail_optimized", "placement", "tiers", "pod_leaves", "core_oversubscription"}));
   ClusterParams& c = spec.cluster;
   c.gpus_per_node = node.child("gpus_per_node").as_count(kMaxFabricCount, "per fabric count");
-  c.nvlink = parse_link(node.child("nvlink"), c.nvlink, true);
+  const InputNode nvlink = node.child("nvlink");
+  nvlink.check_keys({"bandwidth", "latency", "pj_per_bit", "efficiency", "sharp", "sharp_efficiency"});
+  spec.nvls_efficiency = parse_nvls(nvlink);
+  c.nvlink = parse_link(nvlink, c.nvlink, true, true);
   c.nic = parse_link(node.child("nic"), c.nic, true);
   if (auto u = node.optional_child("uplink"))
     c.uplink = parse_link(*u, c.uplink, false);
@@ -241,6 +266,13 @@ FabricSpec parse_fabric(const InputNode& node) {
     g->fail("gpu_links is for star and nvlink-node fabrics, where a GPU has one link; on a " + spec.kind +
             " fabric change a link by name from the start with cluster.link_events, e.g. [{at: 0s, link: "
             "gpu000003-nic, bandwidth: 12.5GB/s}] (memwall topo --dot lists the link names)");
+  // In-network reduction needs NVSwitches that reduce: a cluster's NVLink or an NVLink domain.
+  if (auto sharp = node.optional_child("sharp"); sharp && spec.kind != "nvlink-node")
+    sharp->fail(spec.kind == "cluster"
+                    ? "on a cluster NVLink SHARP is a property of its NVLink: nvlink: {..., sharp: true}"
+                    : "a " + spec.kind +
+                          " fabric has no NVSwitch to reduce in (sharp is for nvlink-node fabrics and a cluster's "
+                          "nvlink)");
   if (spec.kind == "star" || spec.kind == "nvlink-node")
     parse_star(node, spec);
   else if (spec.kind == "cluster")
@@ -335,6 +367,8 @@ std::string describe_fabric(const FabricSpec& spec) {
     out << ", efficiency: " << spec.efficiency << ", message_latency: " << spec.message_latency_s;
   if (spec.reroute_delay_s != 0)
     out << ", reroute_delay: " << spec.reroute_delay_s;
+  if (spec.nvls_efficiency > 0)
+    out << ", nvls_efficiency: " << spec.nvls_efficiency;
   out << "}";
   return out.str();
 }

@@ -16,6 +16,10 @@ inline constexpr double kNicPjPerBit = 30.0;
 inline constexpr double kSwitchPjPerBit = 15.0;
 inline constexpr double kTorusPjPerBit = 5.0;
 
+// NCCL's nvlsEfficiency for Hopper (src/graph/tuning.cc at 5067397c), the default share of NVLink's
+// data rate an NVLS collective reaches where a fabric declares `sharp: true`.
+inline constexpr double kDefaultNvlsEfficiency = 0.85;
+
 struct LinkOverride {
   double bytes_per_s = 0; // 0: keep the fabric's
   double latency_s = -1;  // < 0: keep the fabric's
@@ -92,6 +96,11 @@ struct FabricSpec {
   double efficiency = 1;        // achieved fraction of every link's bandwidth (bus bandwidth / line rate)
   double message_latency_s = 0; // software latency per message (per algorithm step), on top of links'
   double reroute_delay_s = 0;   // time the fabric takes to route around a link that went down
+  // NVLink SHARP (NVLS): the NVSwitches reduce and multicast (H100 and later NVLink domains). 0: the
+  // fabric has none; otherwise the share of NVLink's data rate NVLS's multimem loads and stores reach
+  // (NCCL's nvlsEfficiency, src/graph/tuning.cc at 5067397c: Hopper 0.85, Blackwell 0.74). Declared
+  // as `nvlink: {sharp: true}` (cluster) or `sharp: true` (nvlink-node); see collectives/schedule.hpp.
+  double nvls_efficiency = 0;
   std::string name;             // for fabric files
   std::string source;           // where the figures come from
   std::string file;             // where it was described, for messages

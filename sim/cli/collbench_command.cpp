@@ -102,7 +102,7 @@ CollbenchCase load_case(const model::InputNode& root) {
     op.fail(e.what());
   }
   if (auto a = bench.optional_child("algorithm"))
-    c.spec.algorithm = a->as_one_of({"ring", "hierarchical", "tree", "halving-doubling", "p2p", "auto"});
+    c.spec.algorithm = a->as_one_of({"ring", "hierarchical", "tree", "halving-doubling", "nvls", "p2p", "auto"});
   if (auto p = bench.optional_child("protocol"))
     c.spec.protocol = p->as_one_of({"simple", "ll128", "ll", "auto"});
   if (auto ch = bench.optional_child("channels"))

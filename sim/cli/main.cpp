@@ -112,9 +112,9 @@ int main(int argc, char** argv) {
                              "SIZES"));
   collbench->add_option("--factor", collbench_options.factor, "size multiplier in a FROM:TO range (default 2)");
   collbench->add_option("--algo", collbench_options.algorithm,
-                        "ring, hierarchical, tree, halving-doubling (all_reduce), p2p (all_to_all, send_recv) "
-                        "or auto (default: the tuner's pick per size)")
-      ->check(CLI::IsMember({"ring", "hierarchical", "tree", "halving-doubling", "p2p", "auto"}));
+                        "ring, hierarchical, tree, halving-doubling, nvls (all_reduce; nvls in one NVLink domain "
+                        "with SHARP), p2p (all_to_all, send_recv) or auto (default: the tuner's pick per size)")
+      ->check(CLI::IsMember({"ring", "hierarchical", "tree", "halving-doubling", "nvls", "p2p", "auto"}));
   collbench->add_option("--protocol", collbench_options.protocol, "simple, ll128, ll or auto (default)")
       ->check(CLI::IsMember({"simple", "ll128", "ll", "auto"}));
   collbench->add_option("--channels", collbench_options.channels, "NCCL channels of rings (default: the fabric's)")

@@ -67,7 +67,7 @@ int topo_command(const TopoOptions& options) {
     if (gpus > 1) {
       if (channels <= 0)
         channels = collectives::default_channels(spec);
-      choice = collectives::choose_collective("auto", "topology", graph, 1e9, channels);
+      choice = collectives::choose_collective("auto", "topology", graph, 1e9, channels, spec.nvls_efficiency);
     }
     topologies::print_fabric_summary(std::cout, summary.get());
     if (gpus > 1) {

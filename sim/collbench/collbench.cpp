@@ -42,6 +42,7 @@ const std::vector<std::pair<Op, const char*>> kOps = {
 struct Candidate {
   Schedule schedule;
   bool tree = false;
+  bool nvls = false; // NVLink SHARP: Simple only, one latency per call (collectives/protocol.hpp)
   double seconds_per_byte = 0;
   // Per round: its steps, the share of its bytes that leaves a server (the share of its steps that
   // pay the protocol's network latency, as the runner counts them) and its longest
@@ -81,12 +82,18 @@ std::vector<Schedule> unit_schedules(const CollbenchSpec& spec, const topologies
   std::vector<Schedule> out;
   switch (spec.op) {
   case Op::AllReduce:
-    // `auto` chooses among NCCL's own algorithms (ring, tree); the others run when named.
-    for (const char* name : {"ring", "hierarchical", "tree", "halving-doubling"}) {
-      if (any ? std::string(name) != "ring" && std::string(name) != "tree" : spec.algorithm != name)
+    // `auto` chooses among NCCL's own algorithms (ring, tree, and NVLS where the fabric has it);
+    // the others run when named.
+    for (const char* name : {"ring", "hierarchical", "tree", "halving-doubling", "nvls"}) {
+      const std::string algorithm = name;
+      if (any ? algorithm != "ring" && algorithm != "tree" &&
+                    (algorithm != "nvls" || !collectives::nvls_applies(graph, spec.fabric.nvls_efficiency))
+              : spec.algorithm != name)
         continue;
       try {
-        out.push_back(collectives::choose_collective(name, "topology", graph, 1.0, channels).schedule);
+        out.push_back(collectives::choose_collective(name, "topology", graph, 1.0, channels,
+                                                     spec.fabric.nvls_efficiency)
+                          .schedule);
       } catch (const std::invalid_argument&) {
         if (!any)
           throw;
@@ -129,6 +136,7 @@ Candidate describe(Schedule unit, const topologies::FabricGraph& graph,
                    const std::vector<collectives::GpuPlace>& places) {
   Candidate c;
   c.tree = unit.algorithm == "tree";
+  c.nvls = unit.algorithm == "nvls";
   // Estimates are linear in the size: the unit schedule's busiest links give the seconds per byte.
   const std::vector<collectives::RoundEstimate> rounds = collectives::estimate_rounds(
       unit, graph, topologies::RouteFinder(graph).flat_routes(collectives::route_requests(unit, graph)));
@@ -150,14 +158,22 @@ Candidate describe(Schedule unit, const topologies::FabricGraph& graph,
 }
 
 double base_latency_s(const Candidate& c, const collectives::ProtocolFigures& p) {
+  if (c.nvls)
+    return collectives::kNvlsCallLatency_s;
   return c.tree ? p.tree_base_s : p.ring_base_s;
 }
 
+// NVLS's own efficiency is in its schedule's bytes (collectives/schedule.hpp).
 double wire_bytes_per_byte(const Candidate& c, const collectives::ProtocolFigures& p) {
+  if (c.nvls)
+    return 1.0;
   return c.tree ? p.tree_wire_bytes_per_byte : p.ring_wire_bytes_per_byte;
 }
 
+// NVLS pays its call's latency once (base_latency_s); its one round then only its routes'.
 sim::StepLatency step_latency(const Candidate& c, const collectives::ProtocolFigures& p) {
+  if (c.nvls)
+    return sim::StepLatency{0, 0};
   return c.tree ? sim::StepLatency{p.tree_nvlink_step_s, p.tree_net_step_s}
                 : sim::StepLatency{p.ring_nvlink_step_s, p.ring_net_step_s};
 }
@@ -245,9 +261,14 @@ CollbenchResult run_collbench(const CollbenchSpec& spec) {
   for (double bytes : spec.sizes_bytes) {
     Pick best{0, protocols.front(), std::numeric_limits<double>::infinity()};
     for (size_t c = 0; c < candidates.size(); ++c)
-      for (Protocol p : protocols)
+      for (Protocol p : protocols) {
+        if (candidates[c].nvls && p != Protocol::Simple) // NCCL runs NVLS with Simple only
+          continue;
         if (const double t = estimate_s(candidates[c], collectives::protocol_figures(p), bytes); t < best.estimate_s)
           best = {c, p, t};
+      }
+    if (!std::isfinite(best.estimate_s))
+      throw std::invalid_argument("nvls runs with the simple protocol only (NCCL's NVLS kernels have no LL or LL128)");
     picks.push_back(best);
     runner_of.try_emplace({best.candidate, best.protocol}, runner_of.size());
   }

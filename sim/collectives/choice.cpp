@@ -169,7 +169,8 @@ std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph)
 namespace {
 
 Schedule named_schedule(const std::string& name, const std::string& ring_order,
-                        const topologies::FabricGraph& graph, double bytes, long long channels) {
+                        const topologies::FabricGraph& graph, double bytes, long long channels,
+                        double nvls_efficiency) {
   const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
   if (name == "ring") {
     std::vector<long long> order(static_cast<size_t>(n));
@@ -184,18 +185,30 @@ Schedule named_schedule(const std::string& name, const std::string& ring_order,
     return nccl_tree_schedule(places_of_ranks(graph), bytes, channels);
   if (name == "halving-doubling")
     return halving_doubling_schedule(n, bytes);
+  if (name == "nvls")
+    return nvls_schedule(places_of_ranks(graph), bytes, nvls_efficiency);
   throw std::invalid_argument("unknown collective '" + name + "' (known: " + kCollectiveNames + ")");
 }
 
 } // namespace
 
+bool nvls_applies(const topologies::FabricGraph& graph, double nvls_efficiency) {
+  if (!(nvls_efficiency > 0))
+    return false;
+  const std::vector<GpuPlace> places = places_of_ranks(graph);
+  return places.size() >= 2 && std::all_of(places.begin(), places.end(), [&](const GpuPlace& p) {
+           return p.server >= 0 && p.server == places.front().server;
+         });
+}
+
 CollectiveChoice choose_collective(const std::string& name, const std::string& ring_order,
-                                   const topologies::FabricGraph& graph, double bytes, long long channels) {
+                                   const topologies::FabricGraph& graph, double bytes, long long channels,
+                                   double nvls_efficiency) {
   if (ring_order != "topology" && ring_order != "rank")
     throw std::invalid_argument("unknown ring order '" + ring_order + "' (topology or rank)");
   CollectiveChoice choice;
   if (name != "auto") {
-    choice.schedule = named_schedule(name, ring_order, graph, bytes, channels);
+    choice.schedule = named_schedule(name, ring_order, graph, bytes, channels, nvls_efficiency);
     return choice;
   }
   const long long n = static_cast<long long>(topologies::gpu_vertices(graph).size());
@@ -205,11 +218,13 @@ CollectiveChoice choose_collective(const std::string& name, const std::string& r
   // GPUs: 0.30 s with threads, 0.29 s without), more than the ring order and the walks take there.
   const std::launch policy = n >= 4096 ? std::launch::async : std::launch::deferred;
   std::future<Schedule> ring =
-      std::async(policy, [&] { return named_schedule("ring", ring_order, graph, bytes, channels); });
+      std::async(policy, [&] { return named_schedule("ring", ring_order, graph, bytes, channels, 0); });
   std::vector<std::pair<std::string, Schedule>> candidates{{"ring", {}}};
-  for (const char* candidate : {"hierarchical", "tree", "halving-doubling"})
-    if (std::string(candidate) != "halving-doubling" || is_power_of_two(n))
-      candidates.emplace_back(candidate, named_schedule(candidate, ring_order, graph, bytes, channels));
+  for (const char* candidate : {"hierarchical", "tree", "halving-doubling", "nvls"})
+    if ((std::string(candidate) != "halving-doubling" || is_power_of_two(n)) &&
+        (std::string(candidate) != "nvls" || nvls_applies(graph, nvls_efficiency)))
+      candidates.emplace_back(candidate,
+                              named_schedule(candidate, ring_order, graph, bytes, channels, nvls_efficiency));
   // One finder for all: each destination searched once (the costly part); each estimate balances
   // loads of its own, as on a finder of its own (the searches do not depend on what came before).
   choice.routes = std::make_shared<topologies::RouteFinder>(graph);

@@ -12,7 +12,7 @@
 
 namespace memwall::collectives {
 
-inline constexpr const char* kCollectiveNames = "ring, hierarchical, tree, halving-doubling, auto";
+inline constexpr const char* kCollectiveNames = "ring, hierarchical, tree, halving-doubling, nvls, auto";
 
 struct CollectiveChoice {
   Schedule schedule;
@@ -32,9 +32,15 @@ struct CollectiveChoice {
 // that stops at the nearest unvisited GPU, so the walk stays cheap at 16k GPUs.
 std::vector<long long> topology_ring_order(const topologies::FabricGraph& graph);
 
-// `ring_order`: "topology" or "rank"; `channels`: NCCL's channels of the ring (channels.hpp).
+// `ring_order`: "topology" or "rank"; `channels`: NCCL's channels of the ring (channels.hpp);
+// `nvls_efficiency`: the fabric's NVLink SHARP (FabricSpec::nvls_efficiency, 0: none). `auto` weighs
+// NVLS where it applies (every GPU in one NVLink domain with SHARP).
 // Throws std::invalid_argument for an unknown or inapplicable name.
 CollectiveChoice choose_collective(const std::string& name, const std::string& ring_order,
-                                   const topologies::FabricGraph& graph, double gradient_bytes, long long channels = 1);
+                                   const topologies::FabricGraph& graph, double gradient_bytes, long long channels = 1,
+                                   double nvls_efficiency = 0);
+
+// Whether NVLS applies to all of `graph`'s GPUs: the fabric has NVLink SHARP and they share one domain.
+bool nvls_applies(const topologies::FabricGraph& graph, double nvls_efficiency);
 
 } // namespace memwall::collectives

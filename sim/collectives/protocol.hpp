@@ -33,6 +33,11 @@ struct ProtocolFigures {
 };
 
 const ProtocolFigures& protocol_figures(Protocol protocol);
+
+// NVLink SHARP (NVLS) inside one NVLink domain: NCCL's tuner gives it no base latency and one
+// hwLat[NVLINK][NVLS][Simple] of 25 us per call, not per step (tuning.cc at 5067397c), and runs it
+// with Simple only. So NVLS loses to the LL ring on small calls and wins on large ones.
+inline constexpr double kNvlsCallLatency_s = 25e-6;
 // "simple", "ll128" or "ll"; throws std::invalid_argument otherwise.
 Protocol parse_protocol(const std::string& name);
 inline constexpr const char* kProtocolNames = "simple, ll128, ll, auto";

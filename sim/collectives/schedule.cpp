@@ -84,6 +84,23 @@ Schedule double_tree_schedule(long long gpus, double bytes) {
   return s;
 }
 
+Schedule nvls_schedule(const std::vector<GpuPlace>& places, double bytes, double efficiency) {
+  const long long n = static_cast<long long>(places.size());
+  if (!(efficiency > 0))
+    throw std::invalid_argument("nvls needs a fabric with NVLink SHARP (nvlink: {sharp: true})");
+  if (n < 2)
+    throw std::invalid_argument("nvls needs at least 2 GPUs");
+  for (const GpuPlace& p : places)
+    if (p.server < 0 || p.server != places.front().server)
+      throw std::invalid_argument("nvls reduces inside one NVLink domain; these " + std::to_string(n) +
+                                  " GPUs span several (NVLS across servers, with IB SHARP, is not modelled)");
+  Round round{"nvls reduce + multicast", {}, 0};
+  const double per_gpu = bytes * double(n + 1) / double(n) / efficiency;
+  for (long long r = 0; r < n; ++r)
+    round.flows.push_back({r, (r + 1) % n, per_gpu});
+  return Schedule{"nvls", {std::move(round)}};
+}
+
 Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes, long long channels) {
   const long long n = static_cast<long long>(places.size());
   std::map<long long, std::vector<std::pair<long long, long long>>> servers; // server: (local, rank)

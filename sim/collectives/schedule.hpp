@@ -53,6 +53,17 @@ Schedule double_tree_schedule(long long gpus, double bytes);
 // from different GPUs (their NICs), each over 1/C of the data. Falls back to double_tree_schedule
 // where the ranks have no servers (a star, a torus) or one GPU each.
 Schedule nccl_tree_schedule(const std::vector<GpuPlace>& places, double bytes, long long channels = 1);
+// NVLink SHARP all-reduce (NCCL's NVLS) inside one NVLink domain whose NVSwitches reduce. Each GPU
+// reads the sum of its 1 / n of the data from the switch (multimem.ld_reduce: the switch pulls that
+// shard from all n GPUs, so every GPU's link carries S out), then writes it back once and the switch
+// multicasts it to all n (multimem.st: S / n out, S in). Per GPU and direction that is S (n + 1) / n
+// on its one NVLink port to the switches, against the ring's 2 (n - 1) / n S: the bus bandwidth can
+// pass the link's, by 2 (n - 1) / (n + 1) at equal rates (1.56 for 8 GPUs). NVLS reaches
+// `efficiency` of NVLink's data rate (NCCL's nvlsEfficiency), counted as 1 / efficiency wire bytes
+// per byte, as a protocol's flags are. Flows run GPU r -> GPU r + 1 through the switch: on a
+// non-blocking switch they load each GPU's two directions exactly as the switch's reads and
+// multicasts do. One round; throws std::invalid_argument unless every place is in one server.
+Schedule nvls_schedule(const std::vector<GpuPlace>& places, double bytes, double efficiency);
 // Recursive halving reduce-scatter then recursive doubling all-gather, nearest partner first
 // (partner r xor 2^k carries bytes / 2^(k+1)). Needs a power-of-two N.
 Schedule halving_doubling_schedule(long long gpus, double bytes);

@@ -199,7 +199,8 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   if (s.layout.model_parallel())
     return run_model_parallel(s, graph, work, output, wall_start);
   collectives::CollectiveChoice choice =
-      collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes, s.channels);
+      collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes, s.channels,
+                                     s.fabric.nvls_efficiency);
   if (!choice.estimates_s.empty()) {
     std::string line =
         s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";

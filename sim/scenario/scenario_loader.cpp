@@ -247,7 +247,7 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   if (auto c = cluster.optional_child("collective")) {
     s.collective = c->as_string();
     if (s.collective != "ring" && s.collective != "hierarchical" && s.collective != "tree" &&
-        s.collective != "halving-doubling" && s.collective != "auto")
+        s.collective != "halving-doubling" && s.collective != "nvls" && s.collective != "auto")
       c->fail("unknown collective '" + s.collective + "' (known: " + collectives::kCollectiveNames + ")");
     if (s.collective == "halving-doubling" && !collectives::is_power_of_two(s.gpus))
       c->fail("halving-doubling needs a power-of-two GPU count, the cluster has " + std::to_string(s.gpus));
@@ -302,6 +302,15 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
     cluster.fail("missing required key 'fabric' (needed when gpus > 1)");
   } else {
     s.fabric.link_bytes_per_s = s.gpu.ib_bytes_per_s; // unused by a single GPU
+  }
+  if (auto c = cluster.optional_child("collective"); c && s.collective == "nvls") {
+    const bool one_domain = s.fabric.kind == "nvlink-node" ||
+                            (s.fabric.kind == "cluster" && s.gpus <= s.fabric.cluster.gpus_per_node);
+    if (!(s.fabric.nvls_efficiency > 0) || !one_domain)
+      c->fail(!(s.fabric.nvls_efficiency > 0)
+                  ? "nvls needs NVSwitches that reduce: this fabric declares no NVLink SHARP (nvlink: {sharp: true})"
+                  : "nvls reduces inside one NVLink domain; " + std::to_string(s.gpus) +
+                        " GPUs span several servers of this fabric (NVLS across servers is not modelled)");
   }
   s.channels = collectives::default_channels(s.fabric);
   if (auto c = cluster.optional_child("nccl")) {
