@@ -1,5 +1,6 @@
 #include "stage_actor.hpp"
 
+#include "dp_sync.hpp"
 #include "flights.hpp"
 
 #include "model/training_plan.hpp"
@@ -324,6 +325,7 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
     const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
     compute(where, job_.work.head.bwd_elementwise);
     compute(where, job_.work.head.bwd_gemm);
+    hand_over_buckets(step, op, model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk).last);
   } else {
     wait_pipeline(job_.backward_in[size_t(group_)], job_.pipeline_key(step, op.microbatch, op.chunk),
                   {step, op.microbatch, -1});
@@ -337,74 +339,48 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
     // the recomputed forward's two again; the same for an MoE layer's all-to-alls.
     layer_pass({step, op.microbatch, layer}, w, w.bwd_gemm, w.bwd_elementwise, recomputed ? 3 : 2,
                recomputed ? 4 : 2);
+    hand_over_buckets(step, op, layer);
   }
   if (vs > 0)
     send_to_virtual_stage(step, op.microbatch, vs - 1, false);
 }
 
 void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const {
-  const long long data = job_.slots(); // gradients are reduced over data x context
   const long long stage = job_.group_stage[size_t(group_)];
-  const long long expert_dp = job_.expert_ring_size[size_t(stage)]; // experts' over their holders
-  const double expert_bytes_per_gpu = job_.stage_expert_gradient_bytes[size_t(stage)];
-  if (data < 2 || (bytes_per_gpu <= 0 && expert_bytes_per_gpu <= 0))
-    return;
   const long long round = 2 * step + part;
-  const double t_start = sg4::Engine::get_clock();
-  // Rendezvous as a ring needs it: send once the groups sent to have arrived, finish once the
-  // shares of the groups received from have come in (the next and previous replica without channels).
-  const std::vector<long long>& to_groups = job_.ring_to[size_t(group_)];
-  const std::vector<long long>& from_groups = job_.ring_from[size_t(group_)];
-  for (long long g : from_groups)
-    job_.ring_ready[size_t(g)].at(round)->release();
-  for (size_t k = 0; k < to_groups.size(); ++k)
-    job_.ring_ready[size_t(group_)].at(round)->acquire();
-  job_.ring_ready[size_t(group_)].ready.erase(round);
-  const double t_all_in = sg4::Engine::get_clock(); // before: waiting for the replicas sent to
+  const RingRound r =
+      run_ring_round(job_, group_, round, bytes_per_gpu, job_.stage_expert_gradient_bytes[size_t(stage)]);
+  if (!r.ran)
+    return;
   const std::vector<long long>& from = job_.members[size_t(group_)];
-  const std::vector<StageJob::RingFlow>& flows = job_.ring_flows[size_t(group_)];
-  const double latency_s = job_.ring_latency_s[size_t(group_)];
-  // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
-  const double bytes = double(data - 1) * bytes_per_gpu / double(data);
-  const std::vector<StageJob::RingFlow>& expert_flows = job_.expert_ring_flows[size_t(group_)];
-  const double expert_bytes = expert_dp > 1 ? double(expert_dp - 1) * expert_bytes_per_gpu / double(expert_dp) : 0.0;
-  Flights flights;
-  for (const StageJob::RingFlow& f : flows)
-    post(job_, flights, from[f.from], f.to, f.share * bytes);
-  for (const StageJob::RingFlow& f : expert_flows)
-    post(job_, flights, from[f.from], f.to, f.share * expert_bytes);
-  await(job_, flights, from.front());
-  for (long long g : to_groups)
-    job_.ring_received[size_t(g)].at(round)->release();
-  for (size_t k = 0; k < from_groups.size(); ++k)
-    job_.ring_received[size_t(group_)].at(round)->acquire();
-  job_.ring_received[size_t(group_)].ready.erase(round);
-  // The rings' other steps' latencies after it (the longer ring's).
-  const double extra_s =
-      std::max(double(data - 2) * latency_s + double(data - 1) * job_.scenario.fabric.message_latency_s,
-               expert_dp > 1 ? double(expert_dp - 2) * job_.expert_ring_latency_s[size_t(group_)] +
-                                   double(expert_dp - 1) * job_.scenario.fabric.message_latency_s
-                             : 0.0);
-  if (extra_s > 0)
-    sg4::this_actor::sleep_for(extra_s);
-  const double t_end = sg4::Engine::get_clock();
-  std::vector<double> joules(from.size(), 0.0);
-  for (const StageJob::RingFlow& f : flows)
-    joules[f.from] += f.share * bytes * f.route.j_per_byte;
-  for (const StageJob::RingFlow& f : expert_flows)
-    joules[f.from] += f.share * expert_bytes * f.route.j_per_byte;
   for (size_t i = 0; i < from.size(); ++i) {
-    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, t_start, t_end, bytes + expert_bytes,
-                                  bytes + expert_bytes, joules[i], 3);
-    job_.recorder.record_sync_wait(from[i], kind, t_all_in - t_start);
+    job_.recorder.record_parallel(from[i], {step, -1, -1}, kind, r.t_start_s, r.t_end_s, r.bytes + r.expert_bytes,
+                                  r.bytes + r.expert_bytes, r.joules[i], 3);
+    job_.recorder.record_sync_wait(from[i], kind, r.t_all_in_s - r.t_start_s);
   }
-  if (job_.recorder.tracing()) // a ring's messages carry its id: the dense ring's, then the experts'
-    for (const auto* ring : {&flows, &expert_flows})
-      for (const StageJob::RingFlow& f : *ring)
-        job_.recorder.record_message(
-            {int32_t(from[f.from]), int32_t(f.to), f.share * (ring == &flows ? bytes : expert_bytes), t_start, t_end,
-             job_.recorder.collective_id(kind, stage, round, f.from + (ring == &flows ? 0 : from.size())), kind},
-            f.route.links);
+  trace_ring_round(job_, group_, r, kind, round);
+}
+
+void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const {
+  if (!job_.dp_overlap() || op.microbatch != job_.scenario.microbatches - 1)
+    return; // gradients accumulate until the chunk's last micro-batch
+  const auto& buckets = job_.buckets[size_t(job_.group_stage[size_t(group_)])][size_t(op.chunk)];
+  StageJob::DpStream& stream = job_.dp_streams[size_t(group_)];
+  for (const StageJob::GradientBucket& b : buckets)
+    if (b.after_layer == after_layer) {
+      stream.requests.push_back({step, stream.pushed++, b.bytes, b.expert_bytes});
+      stream.queued->release();
+    }
+}
+
+void StageActor::wait_for_buckets(long long step, trace::TracePhase kind) const {
+  StageJob::DpStream& stream = job_.dp_streams[size_t(group_)];
+  const double t_start = sg4::Engine::get_clock();
+  for (; stream.pushed > 0; --stream.pushed)
+    stream.done->acquire();
+  const double t_end = sg4::Engine::get_clock();
+  for (long long rank : job_.members[size_t(group_)])
+    job_.recorder.record_exposed_wait(rank, step, kind, t_start, t_end);
 }
 
 void StageActor::operator()() const {
@@ -422,7 +398,12 @@ void StageActor::operator()() const {
     // set_requires_gradient_sync(False)) and reduce-scatters them after the last backward; the
     // parameters are gathered again for the next step's first forward (torchtitan and Llama 3 do not
     // reshard after the forward under PP). Same bytes, same place in the step.
-    if (sharded) {
+    if (job_.dp_overlap()) { // the buckets went beside the backward: wait for the last
+      wait_for_buckets(step, sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce);
+      compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
+      if (sharded)
+        ring_round(step, 1, gradient_bytes, trace::TracePhase::AllGather);
+    } else if (sharded) {
       ring_round(step, 0, gradient_bytes, trace::TracePhase::ReduceScatter);
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
       ring_round(step, 1, gradient_bytes, trace::TracePhase::AllGather);

@@ -152,6 +152,27 @@ struct StageJob {
   std::vector<double> cp_latency_s;
   std::vector<Board> cp_ready, cp_received;
   double kv_bytes = 0;
+  // Data-parallel gradients beside the backward (training.overlap: bucketed; dp_sync.hpp). Per stage
+  // and chunk, the buckets its last micro-batch's backward fills, in order: each is handed to the
+  // stream right after the backward of layer `after_layer` (the chunk's last layer + 1: right after
+  // the LM head's). Per group, its stream's queue; empty without overlap.
+  struct GradientBucket {
+    long long after_layer = 0;
+    double bytes = 0, expert_bytes = 0; // per GPU: dense, and routed experts'
+  };
+  std::vector<std::vector<std::vector<GradientBucket>>> buckets; // [stage][chunk]
+  struct DpRequest {
+    long long step = 0, index = 0; // the step's index-th bucket (the same on every replica)
+    double bytes = 0, expert_bytes = 0;
+  };
+  struct DpStream {
+    std::deque<DpRequest> requests;
+    simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
+    simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
+    long long pushed = 0; // this step's buckets so far
+  };
+  std::vector<DpStream> dp_streams;
+  bool dp_overlap() const { return !dp_streams.empty(); }
   // Link events (flights.hpp): what happened and a stall's report; null without link events. The
   // flows in flight, and what each had left when a link went down.
   FaultLog* faults = nullptr;

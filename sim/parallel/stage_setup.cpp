@@ -1,5 +1,6 @@
 #include "stage_setup.hpp"
 
+#include "dp_sync.hpp"
 #include "expert_exchange.hpp"
 #include "stage_actor.hpp"
 
@@ -115,11 +116,9 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
       const model::LayerRange range = model::chunk_layers(l, stage, chunk);
       for (long long layer = range.first; layer < range.last; ++layer) { // EP splits the routed experts
-        // A GPU's routed experts: 1 / EP of them, split t ways (work's share) or whole (folded over TP).
-        const double routed = work.layer(layer).routed_expert_params;
-        const double mine = routed * double(l.tensor) / double(l.expert_tensor_degree()) / double(l.expert);
-        params += work.layer(layer).params - routed + mine;
-        experts += l.expert > 1 ? mine : 0.0;
+        const GpuLayerParams p = gpu_layer_params(work, l, layer);
+        params += p.params;
+        experts += p.experts;
       }
     }
     if (stage == 0)
@@ -244,6 +243,10 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       routes.push_back(f.route);
     count(routes);
   }
+  if (s.training.overlap_bucketed && slots > 1) { // Megatron-Core's overlap_grad_reduce (dp_sync.hpp)
+    plan_gradient_buckets(*job, bytes_per_param);
+    job->dp_streams = std::vector<StageJob::DpStream>(groups);
+  }
   job->tp_ring_private.assign(groups, false);
   for (size_t g = 0; g < groups; ++g) {
     const auto& ring = job->tp_flows[g];
@@ -272,6 +275,8 @@ void create_stage_actors(StageJob& job) {
     const std::string name = "stage" + std::to_string(job.group_stage[size_t(g)]) + "-dp" +
                              std::to_string(job.group_replica[size_t(g)]);
     sg4::Actor::create(name, host, StageActor(job, g));
+    if (job.dp_overlap())
+      sg4::Actor::create(name + "-dp-stream", host, DpStreamActor(job, g));
     if (job.scenario.layout.pipeline > 1) {
       sg4::Actor::create(name + "-send-fwd", host, SendActor(job, g, true));
       sg4::Actor::create(name + "-send-bwd", host, SendActor(job, g, false));

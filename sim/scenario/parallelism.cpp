@@ -335,10 +335,6 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
     if (auto c = cluster.optional_child("ring_order"))
       warn(*c, "with tensor, pipeline, context or expert parallelism the rings follow the layout's ranks "
                "(parallelism.placement); ring_order is not applied");
-    if (s.training.overlap_bucketed)
-      warn(root.child("training").child("overlap"),
-           "with tensor or pipeline parallelism the data-parallel gradient all-reduce runs after the pipeline "
-           "flush (Megatron-LM 2021); overlap: bucketed is not applied");
     const long long per_node = s.fabric.kind == "cluster" ? s.fabric.cluster.gpus_per_node : 0;
     if (per_node > 0 && l.tensor > per_node)
       s.warnings.push_back(s.file + ": tensor " + n(l.tensor) + " spans more than a node's " + n(per_node) +

@@ -1,0 +1,162 @@
+#include "dp_sync.hpp"
+
+#include "flights.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <algorithm>
+
+namespace memwall::sim::parallel {
+
+namespace sg4 = simgrid::s4u;
+
+GpuLayerParams gpu_layer_params(const StepWork& work, const model::ParallelLayout& l, long long layer) {
+  const double routed = work.layer(layer).routed_expert_params;
+  const double mine = routed * double(l.tensor) / double(l.expert_tensor_degree()) / double(l.expert);
+  return {work.layer(layer).params - routed + mine, l.expert > 1 ? mine : 0.0};
+}
+
+long long bucket_round_key(long long step, long long index, int part) {
+  // The flush's rounds use 2 step + part >= 0; buckets count down from -1. A stage's step holds at
+  // most a bucket per layer and chunk, far fewer than 10^7.
+  return -1 - 2 * (step * 10000000LL + index) - part;
+}
+
+void plan_gradient_buckets(StageJob& job, double bytes_per_param) {
+  const Scenario& s = job.scenario;
+  const model::ParallelLayout& l = s.layout;
+  const double bucket_bytes = s.training.bucket_bytes;
+  job.buckets.assign(size_t(l.pipeline), std::vector<std::vector<StageJob::GradientBucket>>(size_t(l.virtual_stages)));
+  for (long long stage = 0; stage < l.pipeline; ++stage) {
+    const bool experts_reduced = job.expert_ring_size[size_t(stage)] > 1;
+    for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
+      auto& out = job.buckets[size_t(stage)][size_t(chunk)];
+      const model::LayerRange range = model::chunk_layers(l, stage, chunk);
+      StageJob::GradientBucket open{range.last, 0, 0};
+      auto close_if_full = [&](long long after_layer) {
+        open.after_layer = after_layer;
+        if (open.bytes + open.expert_bytes >= bucket_bytes) {
+          out.push_back(open);
+          open = {after_layer, 0, 0};
+        }
+      };
+      if (stage == l.pipeline - 1 && chunk == l.virtual_stages - 1) { // an untied LM head's, ready first
+        open.bytes += bytes_per_param * job.work.head.params;
+        close_if_full(range.last);
+      }
+      for (long long layer = range.last - 1; layer >= range.first; --layer) {
+        const GpuLayerParams p = gpu_layer_params(job.work, l, layer);
+        open.bytes += bytes_per_param * (p.params - p.experts);
+        open.expert_bytes += experts_reduced ? bytes_per_param * p.experts : 0.0;
+        if (layer > range.first || !(stage == 0 && chunk == 0))
+          close_if_full(layer);
+      }
+      if (stage == 0 && chunk == 0) // the embeddings' gradients are complete last
+        open.bytes += bytes_per_param * job.work.embedding_params;
+      open.after_layer = range.first;
+      if (open.bytes + open.expert_bytes > 0)
+        out.push_back(open);
+    }
+  }
+}
+
+RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
+                         double expert_bytes_per_gpu) {
+  RingRound r;
+  const long long data = job.slots(); // gradients are reduced over data x context
+  const long long stage = job.group_stage[size_t(group)];
+  const long long expert_dp = job.expert_ring_size[size_t(stage)]; // experts' over their holders
+  if (data < 2 || (bytes_per_gpu <= 0 && expert_bytes_per_gpu <= 0))
+    return r;
+  r.ran = true;
+  r.t_start_s = sg4::Engine::get_clock();
+  // Rendezvous as a ring needs it: send once the groups sent to have arrived, finish once the
+  // shares of the groups received from have come in (the next and previous replica without channels).
+  const std::vector<long long>& to_groups = job.ring_to[size_t(group)];
+  const std::vector<long long>& from_groups = job.ring_from[size_t(group)];
+  for (long long g : from_groups)
+    job.ring_ready[size_t(g)].at(key)->release();
+  for (size_t k = 0; k < to_groups.size(); ++k)
+    job.ring_ready[size_t(group)].at(key)->acquire();
+  job.ring_ready[size_t(group)].ready.erase(key);
+  r.t_all_in_s = sg4::Engine::get_clock(); // before: waiting for the replicas sent to
+  const std::vector<long long>& from = job.members[size_t(group)];
+  const std::vector<StageJob::RingFlow>& flows = job.ring_flows[size_t(group)];
+  const double latency_s = job.ring_latency_s[size_t(group)];
+  // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
+  r.bytes = double(data - 1) * bytes_per_gpu / double(data);
+  const std::vector<StageJob::RingFlow>& expert_flows = job.expert_ring_flows[size_t(group)];
+  r.expert_bytes = expert_dp > 1 ? double(expert_dp - 1) * expert_bytes_per_gpu / double(expert_dp) : 0.0;
+  Flights flights;
+  for (const StageJob::RingFlow& f : flows)
+    post(job, flights, from[f.from], f.to, f.share * r.bytes);
+  for (const StageJob::RingFlow& f : expert_flows)
+    post(job, flights, from[f.from], f.to, f.share * r.expert_bytes);
+  await(job, flights, from.front());
+  for (long long g : to_groups)
+    job.ring_received[size_t(g)].at(key)->release();
+  for (size_t k = 0; k < from_groups.size(); ++k)
+    job.ring_received[size_t(group)].at(key)->acquire();
+  job.ring_received[size_t(group)].ready.erase(key);
+  // The rings' other steps' latencies after it (the longer ring's).
+  const double extra_s =
+      std::max(double(data - 2) * latency_s + double(data - 1) * job.scenario.fabric.message_latency_s,
+               expert_dp > 1 ? double(expert_dp - 2) * job.expert_ring_latency_s[size_t(group)] +
+                                   double(expert_dp - 1) * job.scenario.fabric.message_latency_s
+                             : 0.0);
+  if (extra_s > 0)
+    sg4::this_actor::sleep_for(extra_s);
+  r.t_end_s = sg4::Engine::get_clock();
+  r.joules.assign(from.size(), 0.0);
+  for (const StageJob::RingFlow& f : flows)
+    r.joules[f.from] += f.share * r.bytes * f.route.j_per_byte;
+  for (const StageJob::RingFlow& f : expert_flows)
+    r.joules[f.from] += f.share * r.expert_bytes * f.route.j_per_byte;
+  return r;
+}
+
+void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace::TracePhase kind, long long key) {
+  if (!job.recorder.tracing() || !r.ran)
+    return;
+  const std::vector<long long>& from = job.members[size_t(group)];
+  const long long stage = job.group_stage[size_t(group)];
+  const std::vector<StageJob::RingFlow>& flows = job.ring_flows[size_t(group)];
+  const std::vector<StageJob::RingFlow>& expert_flows = job.expert_ring_flows[size_t(group)];
+  // A ring's messages carry its id: the dense ring's, then the experts'.
+  for (const auto* ring : {&flows, &expert_flows})
+    for (const StageJob::RingFlow& f : *ring)
+      job.recorder.record_message(
+          {int32_t(from[f.from]), int32_t(f.to), f.share * (ring == &flows ? r.bytes : r.expert_bytes), r.t_start_s,
+           r.t_end_s, job.recorder.collective_id(kind, stage, key, f.from + (ring == &flows ? 0 : from.size())), kind},
+          f.route.links);
+}
+
+void DpStreamActor::operator()() const {
+  sg4::Actor::self()->daemonize(); // ends with the stage actors
+  StageJob::DpStream& stream = job_.dp_streams[size_t(group_)];
+  const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
+  const trace::TracePhase kind = sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce;
+  const std::vector<long long>& members = job_.members[size_t(group_)];
+  while (true) {
+    stream.queued->acquire();
+    const StageJob::DpRequest r = stream.requests.front();
+    stream.requests.pop_front();
+    // A bucket's all-reduce is the ring's reduce-scatter then its all-gather; the distributed
+    // optimizer's, the reduce-scatter alone.
+    for (int part = 0; part < (sharded ? 1 : 2); ++part) {
+      const long long key = bucket_round_key(r.step, r.index, part);
+      const RingRound round = run_ring_round(job_, group_, key, r.bytes, r.expert_bytes);
+      if (!round.ran)
+        continue;
+      const double moved = round.bytes + round.expert_bytes;
+      for (size_t i = 0; i < members.size(); ++i)
+        job_.recorder.record_collective(members[i], r.step, kind, true, round.t_start_s, round.t_end_s, moved, moved,
+                                        round.joules[i], 3);
+      trace_ring_round(job_, group_, round, kind, key);
+    }
+    stream.done->release();
+  }
+}
+
+} // namespace memwall::sim::parallel

@@ -1,0 +1,64 @@
+// The data-parallel gradient synchronisation of a model-parallel run: each stage's gradients over its
+// replicas (data x context ranks), one ring per TP rank, and a routed expert's over the GPUs that hold
+// the same experts (stage_job.hpp).
+//
+// Without overlap the StageActor runs it after the pipeline flush (Megatron-LM 2021). With
+// `training.overlap: bucketed` it runs as Megatron-Core's DDP with overlap_grad_reduce does: a chunk's
+// gradients fill buckets in the order its last micro-batch's backward produces them (an untied LM
+// head's first, then layer by layer, the embeddings last); a bucket goes to the group's data-parallel
+// stream (a DpStreamActor) as soon as it is full, and runs there beside the backward, the pipeline's
+// drain and the other chunks. After the flush the compute stream waits for the stream's last bucket:
+// only that wait is exposed (dp_s). Buckets close at layer boundaries (a layer's gradients all exist
+// when its backward ends); sharding zero1 reduce-scatters each bucket (the distributed optimizer), then
+// all-gathers the updated parameters after the optimizer, not overlapped.
+#pragma once
+
+#include "stage_job.hpp"
+
+#include <vector>
+
+namespace memwall::sim::parallel {
+
+// One ring round of group `group`'s data-parallel rings: `bytes_per_gpu` of dense gradients over the
+// replicas and `expert_bytes_per_gpu` over the expert-data-parallel ring, the ring's d - 1 steps in one
+// flow per destination, the other steps' latencies after it. `key` tells rounds apart on the boards
+// (the same on every replica). Returns when this group's share is done.
+struct RingRound {
+  bool ran = false;
+  double t_start_s = 0, t_all_in_s = 0, t_end_s = 0;
+  double bytes = 0, expert_bytes = 0; // per GPU, sent and received
+  std::vector<double> joules;         // per member
+};
+RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
+                         double expert_bytes_per_gpu);
+
+// Every flow of a ring round as a trace message (traces only); the flows of round `key` of a stage's
+// ring share one collective id per sending member.
+void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace::TracePhase kind, long long key);
+
+// A GPU's share of layer `layer`'s parameters and, of them, its routed experts (1 / EP of them, split
+// t ways as the work is or whole where experts fold over TP); experts 0 without expert parallelism.
+struct GpuLayerParams {
+  double params = 0, experts = 0;
+};
+GpuLayerParams gpu_layer_params(const StepWork& work, const model::ParallelLayout& l, long long layer);
+
+// The buckets of every stage's chunks (stage_job.hpp, GradientBucket), from the work's per-layer
+// parameters as stage_setup counts them; their bytes add up to the stage's.
+void plan_gradient_buckets(StageJob& job, double bytes_per_param);
+
+// The board key of bucket `index` of `step`, ring round `part` (0, 1): apart from the flush's rounds.
+long long bucket_round_key(long long step, long long index, int part);
+
+// A group's data-parallel stream: runs the buckets handed to it, one after the other.
+class DpStreamActor {
+public:
+  DpStreamActor(StageJob& job, long long group) : job_(job), group_(group) {}
+  void operator()() const;
+
+private:
+  StageJob& job_;
+  long long group_;
+};
+
+} // namespace memwall::sim::parallel
