@@ -119,9 +119,10 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   // ZeRO-1 over the replicas: the distributed optimizer. FSDP (zero2 / zero3) with a pipeline holds
   // the same during the step: PyTorch's pipelining keeps the stage's parameters gathered and its
   // gradients unreduced over the micro-batches (see sim/parallel/stage_actor.cpp); only the
-  // optimizer state (fp32 parameters, m, v) stays sharded.
+  // optimizer state (fp32 parameters, m, v) stays sharded. Without a pipeline zero2 / zero3 shard
+  // as in the data-parallel engine (sim/parallel/dp_sync.hpp; the gathered units are not counted).
   TrainingPlan sharded = plan;
-  if (sharded.sharding != Sharding::None)
+  if (sharded.sharding != Sharding::None && layout.pipeline > 1)
     sharded.sharding = Sharding::Zero1;
   // Megatron-Core's distributed optimizer shards a dense parameter's state over the data-parallel
   // group with context parallelism (DP x CP ranks hold the same weights: dp_cp_group), a routed

@@ -16,6 +16,14 @@ With DP 2 a ring round sends half of its bytes each way.
    to the stage's gradients), here and with a pipeline (1F1B and interleaved) and with experts
    (Mixtral-shaped, EP 2: expert gradients over their own ring).
 4. The breakdown's members add up to the step; overlap is never slower than none.
+5. FSDP with TP and no pipeline (sharding zero3, m = 2 micro-batches; each layer a unit, layer 0's
+   with the embeddings). Without overlap the whole model is gathered before each pass and its
+   gradients reduce-scattered once: dp_s = (2 m + 1) G / 2B. With overlap the stream gathers a unit
+   one layer ahead and reduce-scatters each layer after its backward; exposed are each micro-batch's
+   first gather (unit 0, P + E), behind the previous micro-batch's last reduce-scatter (unit 0), and
+   the step's last reduce-scatter: dp_s = m (P + E) / B. Bytes: overlap reduce-scatters every
+   micro-batch, (m - 1) G / 2 more per GPU. Memory: weights and gradients / DP, as zero3 in the
+   data-parallel engine.
 
 Usage: check_dp_overlap.py MEMWALL
 """
@@ -87,6 +95,20 @@ def main():
                      flush["bytes_sent_per_gpu"], 1e-12)
             if tiny["step_time_s"] > flush["step_time_s"]:
                 failures.append(f"{sharding}: overlap slower than none")
+        m = 2
+        fsdp = {ov: run(memwall, tmp, f"fsdp-{ov}", sharding="zero3", overlap=ov) for ov in ("none", "bucketed")}
+        zero1 = run(memwall, tmp, "fsdp-zero1-reference", sharding="zero1", overlap="none")
+        if fsdp["none"] and fsdp["bucketed"] and zero1:
+            near("FSDP + TP, no overlap: dp_s (s)", fsdp["none"]["breakdown"]["dp_s"], (2 * m + 1) * G / (2 * B), 0.005)
+            near("FSDP + TP, prefetch: exposed dp_s (s)", fsdp["bucketed"]["breakdown"]["dp_s"], m * (P + E) / B, 0.005)
+            near("FSDP + TP: extra bytes per GPU with a reduce-scatter per micro-batch",
+                 fsdp["bucketed"]["bytes_sent_per_gpu"] - fsdp["none"]["bytes_sent_per_gpu"], (m - 1) * G / 2, 1e-9)
+            near("FSDP + TP: weights per GPU, zero1's / DP 2", fsdp["none"]["memory"]["weight_bytes"],
+                 zero1["memory"]["weight_bytes"] / 2, 1e-12)
+            near("FSDP + TP: gradients per GPU, zero1's / DP 2", fsdp["none"]["memory"]["gradient_bytes"],
+                 zero1["memory"]["gradient_bytes"] / 2, 1e-12)
+            for ov, j in fsdp.items():
+                adds_up(f"fsdp {ov}", j)
         # A pipeline (1F1B and interleaved) and experts: conservation, and never slower.
         cases = {
             "pp2-1f1b": dict(parallelism="{pipeline: 2}", mbs=4, tokens=4096),

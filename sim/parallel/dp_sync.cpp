@@ -6,6 +6,8 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace memwall::sim::parallel {
 
@@ -135,28 +137,126 @@ void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace:
 void DpStreamActor::operator()() const {
   sg4::Actor::self()->daemonize(); // ends with the stage actors
   StageJob::DpStream& stream = job_.dp_streams[size_t(group_)];
-  const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
-  const trace::TracePhase kind = sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce;
   const std::vector<long long>& members = job_.members[size_t(group_)];
   while (true) {
     stream.queued->acquire();
     const StageJob::DpRequest r = stream.requests.front();
     stream.requests.pop_front();
-    // A bucket's all-reduce is the ring's reduce-scatter then its all-gather; the distributed
-    // optimizer's, the reduce-scatter alone.
-    for (int part = 0; part < (sharded ? 1 : 2); ++part) {
-      const long long key = bucket_round_key(r.step, r.index, part);
+    for (int part = 0; part < r.rounds; ++part) {
+      const long long key = r.key - part;
       const RingRound round = run_ring_round(job_, group_, key, r.bytes, r.expert_bytes);
       if (!round.ran)
         continue;
       const double moved = round.bytes + round.expert_bytes;
       for (size_t i = 0; i < members.size(); ++i)
-        job_.recorder.record_collective(members[i], r.step, kind, true, round.t_start_s, round.t_end_s, moved, moved,
+        job_.recorder.record_collective(members[i], r.step, r.kind, true, round.t_start_s, round.t_end_s, moved, moved,
                                         round.joules[i], 3);
-      trace_ring_round(job_, group_, round, kind, key);
+      trace_ring_round(job_, group_, round, r.kind, key);
     }
-    stream.done->release();
+    (r.done ? r.done : stream.done)->release();
   }
+}
+
+void hand_over(StageJob& job, long long group, StageJob::DpRequest request) {
+  StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  if (!request.done)
+    ++stream.pushed;
+  stream.requests.push_back(std::move(request));
+  stream.queued->release();
+}
+
+void wait_for_stream(StageJob& job, long long group, long long step, trace::TracePhase kind) {
+  StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  const double t_start = sg4::Engine::get_clock();
+  for (; stream.pushed > 0; --stream.pushed)
+    stream.done->acquire();
+  const double t_end = sg4::Engine::get_clock();
+  for (long long rank : job.members[size_t(group)])
+    job.recorder.record_exposed_wait(rank, step, kind, t_start, t_end);
+}
+
+namespace {
+
+// FSDP's board keys, below every bucket's: (step, micro-batch, what: 0 forward gather, 1 backward
+// gather, 2 the whole model's reduce-scatter, 3 a layer's, layer).
+long long fsdp_key(const StageJob& job, long long step, long long mb, int what, long long layer) {
+  const long long layers = job.scenario.shape.layers + 1;
+  return -(1LL << 52) - (((step * (job.scenario.microbatches + 1) + mb + 1) * 4 + what) * layers + layer);
+}
+
+// The whole model's units at once, on the compute stream (FSDP without overlap).
+void fsdp_round(StageJob& job, long long group, long long step, long long mb, int what, trace::TracePhase kind) {
+  double bytes = 0;
+  for (double unit : job.fsdp_unit_bytes)
+    bytes += unit;
+  const long long key = fsdp_key(job, step, mb, what, 0);
+  const RingRound r = run_ring_round(job, group, key, bytes, 0.0);
+  if (!r.ran)
+    return;
+  const std::vector<long long>& from = job.members[size_t(group)];
+  for (size_t i = 0; i < from.size(); ++i) {
+    job.recorder.record_parallel(from[i], {step, mb, -1}, kind, r.t_start_s, r.t_end_s, r.bytes, r.bytes,
+                                 r.joules[i], 3);
+    job.recorder.record_sync_wait(from[i], kind, r.t_all_in_s - r.t_start_s);
+  }
+  trace_ring_round(job, group, r, kind, key);
+}
+
+void push_gather(StageJob& job, long long group, long long step, long long mb, int pass, long long layer) {
+  StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  stream.gathered = simgrid::s4u::Semaphore::create(0);
+  stream.gathered_pass = pass;
+  stream.gathered_layer = layer;
+  hand_over(job, group,
+            {step, fsdp_key(job, step, mb, pass, layer), 1, trace::TracePhase::AllGather,
+             job.fsdp_unit_bytes[size_t(layer)], 0.0, stream.gathered});
+}
+
+} // namespace
+
+void fsdp_before_pass(StageJob& job, long long group, long long step, long long mb, bool forward) {
+  if (job.fsdp() && !job.dp_overlap())
+    fsdp_round(job, group, step, mb, forward ? 0 : 1, trace::TracePhase::AllGather);
+}
+
+void fsdp_before_layer(StageJob& job, long long group, long long step, long long mb, bool forward, long long layer) {
+  if (!job.fsdp() || !job.dp_overlap())
+    return;
+  StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  const int pass = forward ? 0 : 1;
+  if (!stream.gathered) // a micro-batch's first unit: nothing gathered it ahead
+    push_gather(job, group, step, mb, pass, layer);
+  const simgrid::s4u::SemaphorePtr ready = stream.gathered;
+  if (stream.gathered_pass != pass || stream.gathered_layer != layer)
+    throw std::logic_error("FSDP gathered layer " + std::to_string(stream.gathered_layer) + " ahead, not " +
+                           std::to_string(layer));
+  stream.gathered = nullptr;
+  // The next unit while this one computes: forward, the next layer, and after the last the first
+  // layer of the backward (the LM head runs between); backward, the layer below.
+  const long long layers = job.scenario.shape.layers;
+  if (forward)
+    push_gather(job, group, step, mb, layer + 1 < layers ? 0 : 1, layer + 1 < layers ? layer + 1 : layers - 1);
+  else if (layer > 0)
+    push_gather(job, group, step, mb, 1, layer - 1);
+  const double t_start = sg4::Engine::get_clock();
+  ready->acquire();
+  const double t_end = sg4::Engine::get_clock();
+  for (long long rank : job.members[size_t(group)])
+    job.recorder.record_exposed_wait(rank, step, trace::TracePhase::AllGather, t_start, t_end);
+}
+
+void fsdp_after_backward(StageJob& job, long long group, long long step, long long mb, long long layer) {
+  if (job.fsdp() && job.dp_overlap())
+    hand_over(job, group,
+              {step, fsdp_key(job, step, mb, 3, layer), 1, trace::TracePhase::ReduceScatter,
+               job.fsdp_unit_bytes[size_t(layer)], 0.0, nullptr});
+}
+
+void fsdp_reduce_after_flush(StageJob& job, long long group, long long step) {
+  if (job.dp_overlap())
+    wait_for_stream(job, group, step, trace::TracePhase::ReduceScatter);
+  else
+    fsdp_round(job, group, step, -1, 2, trace::TracePhase::ReduceScatter);
 }
 
 } // namespace memwall::sim::parallel

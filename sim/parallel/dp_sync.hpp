@@ -50,6 +50,25 @@ void plan_gradient_buckets(StageJob& job, double bytes_per_param);
 // The board key of bucket `index` of `step`, ring round `part` (0, 1): apart from the flush's rounds.
 long long bucket_round_key(long long step, long long index, int part);
 
+// Hands `request` to group `group`'s data-parallel stream; one without its own semaphore is counted
+// in the step's requests that wait_for_stream waits for.
+void hand_over(StageJob& job, long long group, StageJob::DpRequest request);
+// Waits for every counted request of the step (the exposed part, recorded as `kind`).
+void wait_for_stream(StageJob& job, long long group, long long step, trace::TracePhase kind);
+
+// FSDP without a pipeline (sharding zero3, pipeline 1), as PyTorch's FSDP and the data-parallel
+// engine run it. Each layer is a unit (layer 0's with the embeddings and the LM head). With
+// overlap: bucketed, the stream gathers a unit one layer ahead of the compute (forward, then the
+// backward's, which the forward's last layer prefetches), and reduce-scatters a layer's gradients
+// right after its backward, every micro-batch; the step waits for the last reduce-scatter after
+// the flush. Without overlap, the whole model is gathered before each pass and its gradients are
+// reduce-scattered once after the flush, on the compute stream. The optimizer then updates the
+// shards; nothing is gathered after it. No-ops unless job.fsdp().
+void fsdp_before_pass(StageJob& job, long long group, long long step, long long mb, bool forward);
+void fsdp_before_layer(StageJob& job, long long group, long long step, long long mb, bool forward, long long layer);
+void fsdp_after_backward(StageJob& job, long long group, long long step, long long mb, long long layer);
+void fsdp_reduce_after_flush(StageJob& job, long long group, long long step);
+
 // A group's data-parallel stream: runs the buckets handed to it, one after the other.
 class DpStreamActor {
 public:

@@ -271,13 +271,18 @@ void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& 
 void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
   const model::ParallelLayout& layout = job_.scenario.layout;
   const long long vs = virtual_stage(op), last = layout.pipeline * layout.virtual_stages - 1;
-  if (vs > 0)
+  const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
+  fsdp_before_pass(job_, group_, step, op.microbatch, true);
+  if (vs > 0) {
     wait_pipeline(job_.forward_in[size_t(group_)], job_.pipeline_key(step, op.microbatch, op.chunk),
                   {step, op.microbatch, -1});
-  else // the embedding lookup's output is all-reduced over the TP group (vocabulary-parallel)
+  } else { // the embedding lookup (FSDP: its unit gathered first) is all-reduced over the TP group
+    fsdp_before_layer(job_, group_, step, op.microbatch, true, range.first);
     tensor_collectives({step, op.microbatch, 0}, 1);
-  const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
+  }
   for (long long layer = range.first; layer < range.last; ++layer) {
+    if (vs > 0 || layer > range.first)
+      fsdp_before_layer(job_, group_, step, op.microbatch, true, layer);
     const LayerWork& w = job_.work.layer(layer);
     // Keys and values once round the context group; two TP all-reduces (after attention and after
     // the MLP); an MoE layer's dispatch and combine.
@@ -321,6 +326,7 @@ void StageActor::layer_pass(const PhaseContext& where, const LayerWork& w, const
 void StageActor::backward(long long step, const pipeline::PipelineOp& op) const {
   const model::ParallelLayout& layout = job_.scenario.layout;
   const long long vs = virtual_stage(op), last = layout.pipeline * layout.virtual_stages - 1;
+  fsdp_before_pass(job_, group_, step, op.microbatch, false);
   if (vs == last) {
     const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
     compute(where, job_.work.head.bwd_elementwise);
@@ -332,6 +338,7 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
   }
   const model::LayerRange range = model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk);
   for (long long layer = range.last - 1; layer >= range.first; --layer) {
+    fsdp_before_layer(job_, group_, step, op.microbatch, false, layer);
     const LayerWork& w = job_.work.layer(layer);
     const bool recomputed = model::layer_recomputed(job_.scenario.training, layer);
     // Keys and values and their gradients round the context group (once more for a recomputed
@@ -340,6 +347,7 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
     layer_pass({step, op.microbatch, layer}, w, w.bwd_gemm, w.bwd_elementwise, recomputed ? 3 : 2,
                recomputed ? 4 : 2);
     hand_over_buckets(step, op, layer);
+    fsdp_after_backward(job_, group_, step, op.microbatch, layer);
   }
   if (vs > 0)
     send_to_virtual_stage(step, op.microbatch, vs - 1, false);
@@ -362,25 +370,16 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
 }
 
 void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const {
-  if (!job_.dp_overlap() || op.microbatch != job_.scenario.microbatches - 1)
+  if (!job_.dp_overlap() || job_.fsdp() || op.microbatch != job_.scenario.microbatches - 1)
     return; // gradients accumulate until the chunk's last micro-batch
+  const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
   const auto& buckets = job_.buckets[size_t(job_.group_stage[size_t(group_)])][size_t(op.chunk)];
-  StageJob::DpStream& stream = job_.dp_streams[size_t(group_)];
   for (const StageJob::GradientBucket& b : buckets)
-    if (b.after_layer == after_layer) {
-      stream.requests.push_back({step, stream.pushed++, b.bytes, b.expert_bytes});
-      stream.queued->release();
-    }
-}
-
-void StageActor::wait_for_buckets(long long step, trace::TracePhase kind) const {
-  StageJob::DpStream& stream = job_.dp_streams[size_t(group_)];
-  const double t_start = sg4::Engine::get_clock();
-  for (; stream.pushed > 0; --stream.pushed)
-    stream.done->acquire();
-  const double t_end = sg4::Engine::get_clock();
-  for (long long rank : job_.members[size_t(group_)])
-    job_.recorder.record_exposed_wait(rank, step, kind, t_start, t_end);
+    if (b.after_layer == after_layer) // an all-reduce, or the distributed optimizer's reduce-scatter
+      hand_over(job_, group_,
+                {step, bucket_round_key(step, job_.dp_streams[size_t(group_)].pushed, 0), sharded ? 1 : 2,
+                 sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce, b.bytes, b.expert_bytes,
+                 nullptr});
 }
 
 void StageActor::operator()() const {
@@ -398,8 +397,11 @@ void StageActor::operator()() const {
     // set_requires_gradient_sync(False)) and reduce-scatters them after the last backward; the
     // parameters are gathered again for the next step's first forward (torchtitan and Llama 3 do not
     // reshard after the forward under PP). Same bytes, same place in the step.
-    if (job_.dp_overlap()) { // the buckets went beside the backward: wait for the last
-      wait_for_buckets(step, sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce);
+    if (job_.fsdp()) { // reduce-scattered layer by layer (or now), nothing to gather after
+      fsdp_reduce_after_flush(job_, group_, step);
+      compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
+    } else if (job_.dp_overlap()) { // the buckets went beside the backward: wait for the last
+      wait_for_stream(job_, group_, step, sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce);
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
       if (sharded)
         ring_round(step, 1, gradient_bytes, trace::TracePhase::AllGather);

@@ -60,10 +60,8 @@ private:
   void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const;
   long long virtual_stage(const pipeline::PipelineOp& op) const;
   // With overlap (dp_sync.hpp): on a chunk's last micro-batch, hands the buckets complete after the
-  // backward of `after_layer` to the group's data-parallel stream; after the flush, waits for them
-  // all (the exposed part, recorded as `kind`).
+  // backward of `after_layer` to the group's data-parallel stream.
   void hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const;
-  void wait_for_buckets(long long step, trace::TracePhase kind) const;
   // One layer's forward or backward pass: its GEMM and element-wise phases, with `kv_blocks` of key /
   // value traffic round the context group beside them, then `all_reduces` TP all-reduces (beside the
   // GEMMs with tp_overlap) and, for an MoE layer, as many all-to-alls.

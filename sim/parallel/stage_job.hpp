@@ -162,17 +162,29 @@ struct StageJob {
   };
   std::vector<std::vector<std::vector<GradientBucket>>> buckets; // [stage][chunk]
   struct DpRequest {
-    long long step = 0, index = 0; // the step's index-th bucket (the same on every replica)
+    long long step = 0;
+    long long key = 0; // its first ring round's board key; round k uses key - k
+    int rounds = 1;    // 2: an all-reduce (reduce-scatter, then all-gather)
+    trace::TracePhase kind = trace::TracePhase::AllReduce;
     double bytes = 0, expert_bytes = 0;
+    simgrid::s4u::SemaphorePtr done; // released when it ends; null: counted in the stream's `done`
   };
   struct DpStream {
     std::deque<DpRequest> requests;
     simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
     simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
-    long long pushed = 0; // this step's buckets so far
+    long long pushed = 0; // this step's counted requests (buckets, FSDP reduce-scatters) so far
+    // FSDP: the unit gathered ahead, for (pass, layer); null when none is
+    simgrid::s4u::SemaphorePtr gathered;
+    int gathered_pass = 0;
+    long long gathered_layer = 0;
   };
   std::vector<DpStream> dp_streams;
   bool dp_overlap() const { return !dp_streams.empty(); }
+  // FSDP without a pipeline (sharding zero3, pipeline 1; dp_sync.hpp): per layer, its unit's bytes per
+  // GPU (layer 0's holds the embeddings and the LM head); empty otherwise.
+  std::vector<double> fsdp_unit_bytes;
+  bool fsdp() const { return !fsdp_unit_bytes.empty(); }
   // Link events (flights.hpp): what happened and a stall's report; null without link events. The
   // flows in flight, and what each had left when a link went down.
   FaultLog* faults = nullptr;

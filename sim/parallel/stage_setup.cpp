@@ -243,8 +243,14 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       routes.push_back(f.route);
     count(routes);
   }
-  if (s.training.overlap_bucketed && slots > 1) { // Megatron-Core's overlap_grad_reduce (dp_sync.hpp)
-    plan_gradient_buckets(*job, bytes_per_param);
+  if (l.pipeline == 1 && s.training.sharding == model::Sharding::Zero3) { // FSDP's units (dp_sync.hpp)
+    for (long long layer = 0; layer < s.shape.layers; ++layer)
+      job->fsdp_unit_bytes.push_back(bytes_per_param * gpu_layer_params(work, l, layer).params);
+    job->fsdp_unit_bytes.front() += bytes_per_param * (work.embedding_params + work.head.params);
+  }
+  if (s.training.overlap_bucketed && slots > 1) { // overlap_grad_reduce, or FSDP's prefetch (dp_sync.hpp)
+    if (!job->fsdp())
+      plan_gradient_buckets(*job, bytes_per_param);
     job->dp_streams = std::vector<StageJob::DpStream>(groups);
   }
   job->tp_ring_private.assign(groups, false);

@@ -219,15 +219,15 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
                            " virtual stages cannot split evenly (a virtual stage with no or part of a layer): "
                            "give pipeline_layout, or account_for_embedding / account_for_loss as Megatron-Core");
   // What the model-parallel engine does not do (yet): say so rather than simulate something else.
-  // With a pipeline, FSDP (zero2 / zero3) runs as PyTorch's pipelining runs it: see stage_actor.cpp.
-  // Without one, FSDP would gather and reduce each layer beside the TP collectives: not simulated.
-  if (l.model_parallel() && l.pipeline == 1 &&
+  // With a pipeline, FSDP (zero2 / zero3) runs as PyTorch's pipelining runs it: see stage_actor.cpp;
+  // without one, zero3 gathers and reduces layer by layer beside the TP collectives (dp_sync.hpp).
+  // Experts sharded by FSDP over their own data-parallel group are not modelled.
+  if (l.model_parallel() && l.pipeline == 1 && l.expert > 1 &&
       (in.sharding == model::Sharding::Zero3 || in.sharding == model::Sharding::Zero2))
-    return problem("parallelism", std::string("with tensor, context or expert parallelism and no pipeline, sharding ") +
+    return problem("parallelism", std::string("with expert parallelism and no pipeline, sharding ") +
                                       model::sharding_name(in.sharding) +
-                                      " (FSDP's per-layer all-gathers beside the tensor-parallel collectives) is not "
-                                      "simulated yet: use none or zero1 (Megatron-LM's distributed optimizer), or a "
-                                      "pipeline");
+                                      " (FSDP's experts over their own data-parallel group) is not simulated yet: use "
+                                      "none or zero1 (Megatron-Core's distributed optimizer), or a pipeline");
 
   // The batch in sequences: micro-batches per data-parallel replica follow from the layout.
   *microbatches = in.microbatches;
