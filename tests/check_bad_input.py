@@ -48,7 +48,6 @@ BAD_CATALOGS = {
 WARNED = {
     "auto-with-tensor": ("  collective: auto\n", "{tensor: 2}", 11, "cluster.collective"),
     "ring-order-with-pipeline": ("  ring_order: rank\n", "{pipeline: 2}", 11, "cluster.ring_order"),
-    "bucketed-with-tensor": ("training: {overlap: bucketed}\n", "{tensor: 2}", 13, "training.overlap"),
     "tp-overlap-with-tensor-1": ("", "{tp_overlap: true}", 12, "parallelism.tp_overlap"),
     "schedule-without-pipeline": ("", "{schedule: gpipe}", 12, "parallelism.schedule"),
     "bucket-without-overlap": ("training: {bucket: 4MB}\n", "{tensor: 1}", 13, "training.bucket"),
