@@ -27,10 +27,17 @@ def plot(rows, band, path):
     import figure_style
     plt = figure_style.plt
     fig, ax = plt.subplots(figsize=(6, 6))
+    # One marker per source (the folder a run comes from), one colour per GPU profile within it.
+    markers = "osD^vP*X"
+    sources = sorted({r["source_dir"] for r in rows})
     for gpu in sorted({r["gpu"] for r in rows}):
-        mine = [r for r in rows if r["gpu"] == gpu]
-        ax.scatter([r["measured_tokens_per_s_per_gpu"] for r in mine], [r["tokens_per_s_per_gpu"] for r in mine],
-                   label=gpu, s=18)
+        for i, source in enumerate(sources):
+            mine = [r for r in rows if r["gpu"] == gpu and r["source_dir"] == source]
+            if mine:
+                label = gpu if len(sources) == 1 else f"{source}: {gpu}"
+                ax.scatter([r["measured_tokens_per_s_per_gpu"] for r in mine],
+                           [r["tokens_per_s_per_gpu"] for r in mine], label=label, s=18,
+                           marker=markers[i % len(markers)])
     lo = min(min(r["measured_tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu"]) for r in rows) / 1.3
     hi = max(max(r["measured_tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu"]) for r in rows) * 1.3
     ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="predicted = measured")
@@ -108,7 +115,7 @@ def memory_report(a, rows):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dir", nargs="?")
+    p.add_argument("dir", nargs="*", help="scenario folders (or files); several: one table, one figure")
     p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))
     p.add_argument("--max-error", type=float, default=0.10)
     p.add_argument("--min-share", type=float, default=1.0, help="share of runs that must be within --max-error")
@@ -126,10 +133,13 @@ def main():
     p.add_argument("--must-hold", default="^$", help="--memory: runs whose names match may never miss")
     a = p.parse_args()
     if a.nccl:
+        a.dir = a.dir[0] if a.dir else None
         return nccl_report(a)
-    a.dir = a.dir or os.path.join(HERE, "..", "scenarios", "validation")
-    files = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir)
-                   if f.endswith((".yaml", ".yml")) and re.search(a.only, f)) if os.path.isdir(a.dir) else [a.dir]
+    dirs = a.dir or [os.path.join(HERE, "..", "scenarios", "validation")]
+    files = []
+    for d in dirs:
+        files += sorted(os.path.join(d, f) for f in os.listdir(d)
+                        if f.endswith((".yaml", ".yml")) and re.search(a.only, f)) if os.path.isdir(d) else [d]
     jobs = max(1, a.jobs)
     slices = [files[i::jobs] for i in range(jobs) if files[i::jobs]]
     procs = [subprocess.Popen([a.memwall, "run", "--json", *part], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -143,10 +153,14 @@ def main():
         for f, line in zip(part, out.splitlines()):
             by_file[f] = json.loads(line)
     rows = [by_file[f] for f in files]
+    for f, r in zip(files, rows):
+        r["source_dir"] = os.path.basename(os.path.dirname(os.path.abspath(f)))
     if a.memory:
         return memory_report(a, rows)
-    print("| run | GPU profile | measured tokens/s/GPU | predicted | error |")
-    print("| --- | --- | --- | --- | --- |")
+    # MFU both ways by memwall's FLOP count (causal attention as executed): measured = memwall's
+    # MFU x measured / predicted throughput.
+    print("| run | GPU profile | measured tokens/s/GPU | predicted | error | MFU measured | MFU predicted |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     worst, checked, within = 0.0, 0, 0
     for r in rows:
         if "measured_tokens_per_s_per_gpu" not in r:
@@ -157,7 +171,9 @@ def main():
         checked += 1
         within += abs(error) <= a.max_error
         digits = 1 if measured < 100 else 0
-        print(f"| {r['name']} | {r['gpu']} | {measured:.{digits}f} | {predicted:.{digits}f} | {100 * error:+.1f}% |")
+        mfu = r.get("mfu", 0.0)
+        print(f"| {r['name']} | {r['gpu']} | {measured:.{digits}f} | {predicted:.{digits}f} | {100 * error:+.1f}% "
+              f"| {100 * mfu * measured / predicted:.1f}% | {100 * mfu:.1f}% |")
     print(f"\n{checked} published runs, {within} within {100 * a.max_error:.0f}%, largest |error| {100 * worst:.1f}%")
     ok = checked > 0 and within >= a.min_share * checked and worst <= a.worst
     if a.plot:

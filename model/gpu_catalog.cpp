@@ -21,7 +21,7 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
   node.check_keys({"name", "display_name", "like", "peak", "hbm_bandwidth", "l2", "hbm_capacity", "e_hbm",
                    "e_flop", "e_dp", "p_static", "tdp", "nvlink", "ib", "gemm_efficiency",
                    "attention_efficiency", "hbm_efficiency", "peak_fp8", "fp8_gemm_efficiency", "power_limit", "dvfs", "source",
-                   "power_model", "p_clocked", "p_active"});
+                   "power_model", "p_clocked", "p_active", "stack", "sms", "gemm_tile"});
   GpuSpec g = base ? *base : GpuSpec{};
   if (base)
     g.source = "based on " + base->name;
@@ -66,9 +66,15 @@ GpuSpec parse_gpu(const InputNode& node, const GpuSpec* base) {
               "waits clocked, and while all its SMs run a kernel)");
   read("nvlink", Dimension::Bandwidth, g.nvlink_bytes_per_s);
   read("ib", Dimension::Bandwidth, g.ib_bytes_per_s);
+  if (auto c = node.optional_child("sms"))
+    g.sms = c->as_positive_integer();
   parse_efficiencies(node, g);
+  if (g.gemm_tile.on() && g.sms <= 0)
+    node.child("gemm_tile").fail("gemm_tile (tile and wave quantization) needs the GPU's SM count: add sms");
   if (auto c = node.optional_child("source"))
     g.source = c->as_string();
+  if (auto c = node.optional_child("stack"))
+    g.stack = c->as_string();
   if (g.p_static_w > g.tdp_w)
     node.fail("p_static (" + std::to_string(g.p_static_w) + " W) exceeds tdp (" + std::to_string(g.tdp_w) +
               " W)");
@@ -133,6 +139,30 @@ const std::string& GpuCatalog::default_path() {
     return std::string(env && *env ? env : MEMWALL_DEFAULT_GPU_CATALOG);
   }();
   return path;
+}
+
+const GpuSpec* GpuCatalog::find_stack(const std::string& stack, std::string& why) const {
+  std::vector<const GpuSpec*> of_stack;
+  std::string stacks;
+  for (const auto& g : gpus_) {
+    if (g.stack.empty())
+      continue;
+    if (g.name == stack)
+      return &g;
+    if (g.stack == stack)
+      of_stack.push_back(&g);
+    stacks += (stacks.empty() ? "" : ", ") + g.stack + " (" + g.name + ")";
+  }
+  if (of_stack.size() == 1)
+    return of_stack.front();
+  if (of_stack.empty())
+    why = "no calibrated profile of stack '" + stack + "' (the catalog has: " + stacks + ")";
+  else {
+    why = "stack '" + stack + "' has several profiles; name one:";
+    for (const auto* g : of_stack)
+      why += " " + g->name;
+  }
+  return nullptr;
 }
 
 const GpuCatalog& GpuCatalog::builtin() {

@@ -20,6 +20,9 @@ public:
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
   const GpuSpec* find(const std::string& name) const; // by name or display name
   std::string names() const;                          // comma-separated, for error messages
+  // The profile a stack names: the one entry of that stack, or a profile named outright; null and
+  // `why` set when none or several match.
+  const GpuSpec* find_stack(const std::string& stack, std::string& why) const;
 
 private:
   std::vector<GpuSpec> gpus_;

@@ -50,6 +50,21 @@ double attention_efficiency_at(const GpuSpec& gpu, double gemm_flops) {
   return gpu.attention_efficiency > 0 ? gpu.attention_efficiency : gemm_efficiency_at(gpu, gemm_flops);
 }
 
+GpuSpec carry_stack(const GpuSpec& target, const GpuSpec& profile) {
+  GpuSpec g = target;
+  g.gemm_efficiency = profile.gemm_efficiency;
+  g.gemm_efficiency_curve = profile.gemm_efficiency_curve;
+  g.attention_efficiency = profile.attention_efficiency;
+  g.hbm_efficiency = profile.hbm_efficiency;
+  g.fp8_gemm_efficiency = profile.fp8_gemm_efficiency;
+  g.gemm_tile = profile.gemm_tile; // the stack's kernels; the SMs are the target's own
+  g.stack = profile.stack;
+  g.display_name = target.display_name + ", " + profile.stack + " stack";
+  g.source = target.source + "; efficiencies of " + profile.name +
+             " carried as fractions of this GPU's rates (the transfer rule, README)";
+  return g;
+}
+
 void parse_efficiencies(const InputNode& node, GpuSpec& gpu) {
   if (auto c = node.optional_child("gemm_efficiency")) {
     if (c->is_sequence()) {
@@ -66,6 +81,11 @@ void parse_efficiencies(const InputNode& node, GpuSpec& gpu) {
     gpu.hbm_efficiency = c->as_fraction();
   if (auto c = node.optional_child("fp8_gemm_efficiency"))
     gpu.fp8_gemm_efficiency = c->as_fraction();
+  if (auto c = node.optional_child("gemm_tile")) {
+    c->check_keys({"m", "n"});
+    gpu.gemm_tile.m = c->child("m").as_positive_integer();
+    gpu.gemm_tile.n = c->child("n").as_positive_integer();
+  }
 }
 
 } // namespace memwall::model

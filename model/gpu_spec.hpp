@@ -43,7 +43,10 @@ struct GpuSpec {
   double attention_efficiency = 0;                    // attention FLOPs' fraction of peak; 0: as the GEMMs
   double hbm_efficiency = 1; // achieved fraction of HBM bandwidth (1: the seed's ideal)
   double fp8_gemm_efficiency = 0; // FP8 GEMMs' achieved fraction of the FP8 peak; 0: as the BF16 GEMMs
+  long long sms = 0;              // streaming multiprocessors (data sheet); 0: not stated
+  GemmTile gemm_tile;             // a stack's GEMM tile: tile and wave quantization over the SMs
   std::string source;        // where the figures come from
+  std::string stack;         // a calibrated profile's software stack (megatron-core, ...); empty: a data sheet
 };
 
 // What the board draws in a job whatever it does: static, plus the clocked wait of the activity model.

@@ -9,9 +9,12 @@ embeddings), TP 2 x DP 2 on a star of 100 GB/s links with no latency, A100, 2 mi
 (2 B) of its half: a layer P = 12 h^2, the embeddings E = 2 V h bytes; all of them G = 4 P + E.
 With DP 2 a ring round sends half of its bytes each way.
 1. bucket 1 B (a bucket per layer): only the last bucket, layer 0 with the embeddings (P + E), is
-   exposed: dp_s = (P + E) / B (sharding none: reduce-scatter and all-gather rounds); with zero1,
-   its reduce-scatter and the whole all-gather after the optimizer: (P + E) / 2B + G / 2B.
-2. bucket 100 GB (one bucket, complete at the end of the backward): dp_s = G / B, as without overlap.
+   exposed: dp_s = (P + E) / B (sharding none: reduce-scatter and all-gather rounds); with zero1
+   (Megatron-Core's distributed optimizer with overlap_param_gather), its reduce-scatter after the
+   backward and, beside the next forward, only the first bucket's all-gather (layer 0 with the
+   embeddings, needed before the first layer; the others hide behind the forward): (P + E) / 2B twice.
+2. bucket 100 GB (one bucket, complete at the end of the backward): dp_s = G / B, as without overlap
+   (zero1: the whole reduce-scatter after the backward, the whole all-gather before the forward).
 3. Conservation: the bytes each GPU sends are the same with and without overlap (the buckets add up
    to the stage's gradients), here and with a pipeline (1F1B and interleaved) and with experts
    (Mixtral-shaped, EP 2: expert gradients over their own ring).
@@ -85,7 +88,10 @@ def main():
             if not (tiny and huge and flush):
                 continue
             last = P + E
-            exposed = last / B if sharding == "none" else last / (2 * B) + G / (2 * B)
+            # zero1: the last bucket's reduce-scatter after the backward, and the step's first
+            # all-gather (overlap_param_gather: layer 0 with the embeddings) before the first forward;
+            # the other layers' gathers hide behind the forward.
+            exposed = last / B if sharding == "none" else last / (2 * B) + last / (2 * B)
             near(f"{sharding}: bucket per layer, exposed dp_s (s)", tiny["breakdown"]["dp_s"], exposed, 0.005)
             near(f"{sharding}: one bucket, exposed dp_s (s)", huge["breakdown"]["dp_s"], G / B, 0.005)
             near(f"{sharding}: no overlap, dp_s (s)", flush["breakdown"]["dp_s"], G / B, 0.005)

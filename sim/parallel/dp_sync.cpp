@@ -175,6 +175,39 @@ void wait_for_stream(StageJob& job, long long group, long long step, trace::Trac
     job.recorder.record_exposed_wait(rank, step, kind, t_start, t_end);
 }
 
+void post_param_gathers(StageJob& job, long long group, long long step) {
+  if (!job.param_gather_overlap())
+    return;
+  StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  const auto& chunks = job.buckets[size_t(job.group_stage[size_t(group)])];
+  stream.param_gathers.assign(chunks.size(), {});
+  stream.param_gathers_waited.assign(chunks.size(), 0);
+  long long index = 5000000; // apart from the reduce-scatters' bucket indices (bucket_round_key)
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk)
+    for (auto b = chunks[chunk].rbegin(); b != chunks[chunk].rend(); ++b) { // backward order, reversed
+      const simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
+      stream.param_gathers[chunk].emplace_back(b->after_layer, done);
+      hand_over(job, group,
+                {step, bucket_round_key(step, index++, 0), 1, trace::TracePhase::AllGather, b->bytes,
+                 b->expert_bytes, done});
+    }
+}
+
+void wait_param_gathers(StageJob& job, long long group, long long step, long long chunk, long long layer) {
+  if (!job.param_gather_overlap())
+    return;
+  StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  const auto& gathers = stream.param_gathers[size_t(chunk)];
+  size_t& waited = stream.param_gathers_waited[size_t(chunk)];
+  const double t_start = sg4::Engine::get_clock();
+  for (; waited < gathers.size() && gathers[waited].first <= layer; ++waited)
+    gathers[waited].second->acquire();
+  const double t_end = sg4::Engine::get_clock();
+  if (t_end > t_start)
+    for (long long rank : job.members[size_t(group)])
+      job.recorder.record_exposed_wait(rank, step, trace::TracePhase::AllGather, t_start, t_end);
+}
+
 namespace {
 
 // FSDP's board keys, below every bucket's: (step, micro-batch, what: 0 forward gather, 1 backward

@@ -10,7 +10,7 @@
 // drain and the other chunks. After the flush the compute stream waits for the stream's last bucket:
 // only that wait is exposed (dp_s). Buckets close at layer boundaries (a layer's gradients all exist
 // when its backward ends); sharding zero1 reduce-scatters each bucket (the distributed optimizer), then
-// all-gathers the updated parameters after the optimizer, not overlapped.
+// all-gathers the updated parameters beside the next forward (overlap_param_gather, below).
 #pragma once
 
 #include "stage_job.hpp"
@@ -55,6 +55,17 @@ long long bucket_round_key(long long step, long long index, int part);
 void hand_over(StageJob& job, long long group, StageJob::DpRequest request);
 // Waits for every counted request of the step (the exposed part, recorded as `kind`).
 void wait_for_stream(StageJob& job, long long group, long long step, trace::TracePhase kind);
+
+// The distributed optimizer's all-gather of the updated parameters (zero1 with overlap: bucketed),
+// as Megatron-Core's overlap_param_gather runs it: beside the next step's forward, bucket by bucket,
+// each layer's first forward waiting only for the bucket that holds it. Steady state: the gathers
+// posted at a step's start are the previous step's update's, so a step still moves one
+// reduce-scatter and one all-gather of its gradients' bytes. post_param_gathers hands every bucket
+// of every chunk to the stream in forward order (chunk 0 first; in a chunk, the lowest layers' and
+// the embeddings' bucket first); wait_param_gathers waits, before a chunk's first micro-batch runs
+// `layer` (LLONG_MAX: the LM head), for those of its buckets that start at or below it.
+void post_param_gathers(StageJob& job, long long group, long long step);
+void wait_param_gathers(StageJob& job, long long group, long long step, long long chunk, long long layer);
 
 // FSDP without a pipeline (sharding zero3, pipeline 1), as PyTorch's FSDP and the data-parallel
 // engine run it. Each layer is a unit (layer 0's with the embeddings and the LM head). With

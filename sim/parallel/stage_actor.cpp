@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace memwall::sim::parallel {
 
@@ -278,11 +279,15 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
                   {step, op.microbatch, -1});
   } else { // the embedding lookup (FSDP: its unit gathered first) is all-reduced over the TP group
     fsdp_before_layer(job_, group_, step, op.microbatch, true, range.first);
+    if (op.microbatch == 0)
+      wait_param_gathers(job_, group_, step, op.chunk, range.first);
     tensor_collectives({step, op.microbatch, 0}, 1);
   }
   for (long long layer = range.first; layer < range.last; ++layer) {
     if (vs > 0 || layer > range.first)
       fsdp_before_layer(job_, group_, step, op.microbatch, true, layer);
+    if (op.microbatch == 0) // the parameters the last optimizer step updated, gathered beside the forward
+      wait_param_gathers(job_, group_, step, op.chunk, layer);
     const LayerWork& w = job_.work.layer(layer);
     // Keys and values once round the context group; two TP all-reduces (after attention and after
     // the MLP); an MoE layer's dispatch and combine.
@@ -290,6 +295,8 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
   }
   const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
   if (vs == last) {
+    if (op.microbatch == 0)
+      wait_param_gathers(job_, group_, step, op.chunk, std::numeric_limits<long long>::max());
     compute(where, job_.work.head.fwd_gemm);
     compute(where, job_.work.head.fwd_elementwise);
     return;
@@ -387,6 +394,7 @@ void StageActor::operator()() const {
   const double gradient_bytes = job_.stage_gradient_bytes[size_t(stage)];
   const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
   for (long long step = 0; step < job_.scenario.steps; ++step) {
+    post_param_gathers(job_, group_, step);
     for (const pipeline::PipelineOp& op : job_.orders[size_t(stage)])
       op.forward ? forward(step, op) : backward(step, op);
     // After the flush: the stage's gradients over its replicas (Megatron-LM 2021: not overlapped).
@@ -403,8 +411,7 @@ void StageActor::operator()() const {
     } else if (job_.dp_overlap()) { // the buckets went beside the backward: wait for the last
       wait_for_stream(job_, group_, step, sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce);
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
-      if (sharded)
-        ring_round(step, 1, gradient_bytes, trace::TracePhase::AllGather);
+      // zero1's updated parameters: gathered beside the next step's forward (post_param_gathers)
     } else if (sharded) {
       ring_round(step, 0, gradient_bytes, trace::TracePhase::ReduceScatter);
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);

@@ -178,9 +178,18 @@ struct StageJob {
     simgrid::s4u::SemaphorePtr gathered;
     int gathered_pass = 0;
     long long gathered_layer = 0;
+    // The distributed optimizer's parameter all-gathers beside the forward (overlap_param_gather):
+    // per chunk, in forward order, (the bucket's first layer, released when gathered); `waited` of
+    // them already waited for this step.
+    std::vector<std::vector<std::pair<long long, simgrid::s4u::SemaphorePtr>>> param_gathers;
+    std::vector<size_t> param_gathers_waited;
   };
   std::vector<DpStream> dp_streams;
   bool dp_overlap() const { return !dp_streams.empty(); }
+  // Megatron-Core's distributed optimizer with overlap_param_gather: zero1 with overlapped buckets.
+  bool param_gather_overlap() const {
+    return dp_overlap() && fsdp_unit_bytes.empty() && scenario.training.sharding != model::Sharding::None;
+  }
   // FSDP without a pipeline (sharding zero3, pipeline 1; dp_sync.hpp): per layer, its unit's bytes per
   // GPU (layer 0's holds the embeddings and the LM head); empty otherwise.
   std::vector<double> fsdp_unit_bytes;

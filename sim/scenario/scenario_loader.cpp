@@ -42,7 +42,21 @@ model::GpuSpec parse_gpu_ref(const InputNode& node, const model::GpuCatalog& cat
     if (!base)
       like->fail("unknown GPU '" + like->as_string() + "' (have: " + catalog.names() + ")");
   }
-  return model::parse_gpu(node, base);
+  model::GpuSpec gpu = model::parse_gpu(node, base);
+  if (auto stack = node.optional_child("stack")) {
+    // A stack's efficiencies come from its profile as a whole: mixing them with this GPU's own
+    // efficiency keys would leave neither the profile nor the keys as written.
+    for (const char* key : {"gemm_efficiency", "attention_efficiency", "hbm_efficiency", "fp8_gemm_efficiency"})
+      if (node.has(key))
+        node.child(key).fail(std::string("'") + key + "' with 'stack': the stack carries its profile's "
+                             "efficiencies; give one or the other");
+    std::string why;
+    const model::GpuSpec* profile = catalog.find_stack(stack->as_string(), why);
+    if (!profile)
+      stack->fail(why);
+    gpu = model::carry_stack(gpu, *profile);
+  }
+  return gpu;
 }
 
 } // namespace
@@ -228,6 +242,14 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   s.gpu = parse_gpu_ref(root.child("gpu"), catalog);
   s.arch = parse_model(root.child("model"));
   s.shape = {s.arch.hidden, model::model_layers(s.arch), s.arch.seq_len, s.arch.vocab}; // with MTP modules
+  if (s.gpu.gemm_tile.on()) {
+    // The tile model knows a dense layer's GEMMs (and the LM head): not MLA's, not the experts'.
+    if (s.gpu.sms <= 0)
+      root.child("gpu").fail("the stack's gemm_tile needs " + s.gpu.name + "'s SM count (sms), which the catalog lacks");
+    if (s.arch.mla.on() || s.arch.moe.experts > 0)
+      root.child("gpu").fail("the GEMM tile model (gemm_tile) covers dense layers; this model's " +
+                             std::string(s.arch.mla.on() ? "MLA attention" : "experts") + " are not modelled with it");
+  }
   const InputNode batch = root.child("batch");
   batch.check_keys({"tokens_per_microbatch", "microbatches", "global_batch", "micro_batch"});
   if (batch.has("global_batch") || batch.has("micro_batch")) { // sequences: resolved with the layout
