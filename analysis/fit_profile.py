@@ -7,6 +7,8 @@ throughput of the folder's scenarios that use that GPU. Prints the result and th
 into model/gpus.yaml. Takes a few minutes.
 --fp8 fits only the profile's fp8_gemm_efficiency (FP8 runs of a stack whose BF16 parts are already
 fitted): a grid from 0.30 to 0.90, then the same pattern search.
+--from P skips the grid and searches from point P (e.g. the catalog's values, to run --leave-one-out).
+--attention E holds the attention efficiency at E (a kernel benchmark's) and fits the GEMM curve alone.
 --leave-one-out then refits without each row in turn (a pattern search from the full fit's point)
 and predicts that row: how well the profile carries to a run it was not fitted to.
 
@@ -90,6 +92,10 @@ def main():
     p.add_argument("--only", default="", help="keep the scenario files whose names match this regex")
     p.add_argument("-j", "--jobs", type=int, default=1, help="memwall processes at once")
     p.add_argument("--fp8", action="store_true", help="fit only fp8_gemm_efficiency")
+    p.add_argument("--attention", type=float,
+                   help="hold attention_efficiency at this value (from a kernel benchmark) and fit the GEMM curve alone")
+    p.add_argument("--from", dest="start", help="skip the grid: a pattern search from this point (comma-separated, "
+                   "e.g. the catalog's fitted values, before --leave-one-out)")
     p.add_argument("--sizes", default="0.2,2", help="the curve's two GEMM sizes in TFLOP (default 0.2,2)")
     p.add_argument("--leave-one-out", action="store_true", help="then refit without each row and predict it")
     a = p.parse_args()
@@ -104,6 +110,8 @@ def main():
     if not files:
         raise SystemExit(f"no scenario in {a.dir} uses {a.gpu}")
     lines_of, keys = (fp8_lines, FP8_KEY) if a.fp8 else (candidate_lines, EFFICIENCY_KEY)
+    if a.attention is not None and not a.fp8:
+        lines_of = lambda low, high: candidate_lines(low, high, a.attention)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpus.yaml")
         seen = {}
@@ -133,8 +141,12 @@ def main():
                     step /= 2
             return point
 
-        if a.fp8:
+        if a.start:
+            grid = [tuple(float(v) for v in a.start.split(","))]
+        elif a.fp8:
             grid = sorted(((0.3 + 0.05 * i,) for i in range(13)), key=worst)
+        elif a.attention is not None:
+            grid = sorted(itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8)), key=worst)
         else:
             grid = sorted(itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8), (0.15, 0.3, 0.5, 0.7)), key=worst)
         point = min((pattern_search(list(start)) for start in grid[:3]), key=worst)
