@@ -7,7 +7,7 @@ throughput of the folder's scenarios that use that GPU. Prints the result and th
 into model/gpus.yaml. Takes a few minutes.
 --fp8 fits only the profile's fp8_gemm_efficiency (FP8 runs of a stack whose BF16 parts are already
 fitted): a grid from 0.30 to 0.90, then the same pattern search.
---from P skips the grid and searches from point P (e.g. the catalog's values, to run --leave-one-out).
+--from P skips the grid and searches from point P (several: P1;P2, the best of their searches) (e.g. the catalog's values, to run --leave-one-out).
 --attention E holds the attention efficiency at E (a kernel benchmark's) and fits the GEMM curve alone.
 --leave-one-out then refits without each row in turn (a pattern search from the full fit's point)
 and predicts that row: how well the profile carries to a run it was not fitted to.
@@ -86,12 +86,14 @@ def errors(memwall, catalog_path, files, gpu, jobs=1):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("gpu")
-    p.add_argument("dir")
+    p.add_argument("dir", nargs="+", help="scenario folders (several: one fit over all their rows)")
     p.add_argument("--memwall", default=os.path.join(HERE, "..", "build", "memwall"))
     p.add_argument("--catalog", default=os.path.join(HERE, "..", "model", "gpus.yaml"))
     p.add_argument("--only", default="", help="keep the scenario files whose names match this regex")
     p.add_argument("-j", "--jobs", type=int, default=1, help="memwall processes at once")
     p.add_argument("--fp8", action="store_true", help="fit only fp8_gemm_efficiency")
+    p.add_argument("--joint-fp8", action="store_true",
+                   help="fit the curve, attention and fp8_gemm_efficiency together (BF16 and FP8 rows; needs --from)")
     p.add_argument("--attention", type=float,
                    help="hold attention_efficiency at this value (from a kernel benchmark) and fit the GEMM curve alone")
     p.add_argument("--from", dest="start", help="skip the grid: a pattern search from this point (comma-separated, "
@@ -103,15 +105,20 @@ def main():
     if len(SIZES_TFLOP) != 2 or not 0 < SIZES_TFLOP[0] < SIZES_TFLOP[1]:
         raise SystemExit(f"--sizes takes two increasing GEMM sizes in TFLOP, not '{a.sizes}'")
     base = open(a.catalog).read()
-    files = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir)
-                   if f.endswith(".yaml") and re.search(rf"^gpu: {re.escape(a.gpu)}\s*$",
-                                                        open(os.path.join(a.dir, f)).read(), re.M)
-                   and re.search(a.only, f))
+    files = []
+    for d in a.dir:
+        files += sorted(os.path.join(d, f) for f in os.listdir(d)
+                        if f.endswith(".yaml") and re.search(rf"^gpu: {re.escape(a.gpu)}\s*$",
+                                                             open(os.path.join(d, f)).read(), re.M)
+                        and re.search(a.only, f))
     if not files:
-        raise SystemExit(f"no scenario in {a.dir} uses {a.gpu}")
+        raise SystemExit(f"no scenario in {' '.join(a.dir)} uses {a.gpu}")
     lines_of, keys = (fp8_lines, FP8_KEY) if a.fp8 else (candidate_lines, EFFICIENCY_KEY)
     if a.attention is not None and not a.fp8:
         lines_of = lambda low, high: candidate_lines(low, high, a.attention)
+    if a.joint_fp8:  # BF16 and FP8 rows at once: the curve, attention and the FP8 share together
+        lines_of = lambda low, high, attention, fp8: candidate_lines(low, high, attention) + fp8_lines(fp8)
+        keys = re.compile(r"\s+(gemm_efficiency|attention_efficiency|hbm_efficiency|fp8_gemm_efficiency):")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpus.yaml")
         seen = {}
@@ -142,7 +149,7 @@ def main():
             return point
 
         if a.start:
-            grid = [tuple(float(v) for v in a.start.split(","))]
+            grid = sorted((tuple(float(v) for v in s.split(",")) for s in a.start.split(";")), key=worst)
         elif a.fp8:
             grid = sorted(((0.3 + 0.05 * i,) for i in range(13)), key=worst)
         elif a.attention is not None:
