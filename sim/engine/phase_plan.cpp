@@ -100,8 +100,9 @@ StepWork plan_step_work(const Scenario& s) {
   const double linear_energy = s.training.fp8 ? s.gpu.peak_flops_per_s / s.gpu.peak_fp8_flops_per_s : 1.0;
   // Tile and wave quantization (a stack's gemm_tile): the layer's own GEMMs' fill of the SMs' slots.
   const bool tiled = s.gpu.gemm_tile.on() && !model::is_seed_shaped(arch);
-  const double layer_fill = tiled ? model::gpu_wave_fill(s.gpu, model::dense_layer_gemms(arch, tokens, s.layout.tensor)) : 1.0;
-  const double head_fill = tiled ? model::gpu_wave_fill(s.gpu, model::lm_head_gemms(arch, tokens, s.layout.tensor)) : 1.0;
+  const long long t = s.layout.tensor;
+  const double layer_fill = tiled ? model::gpu_wave_fill(s.gpu, model::dense_layer_gemms(arch, tokens, t)) : 1.0;
+  const double head_fill = tiled ? model::gpu_wave_fill(s.gpu, model::lm_head_gemms(arch, tokens, t)) : 1.0;
   const Roofline balance{model::machine_balance_flops_per_byte(s.gpu), linear_rate(gemm_size) * layer_fill,
                          model::attention_efficiency_at(s.gpu, gemm_size), s.gpu.hbm_efficiency, &s.gpu,
                          linear_energy};
@@ -109,7 +110,8 @@ StepWork plan_step_work(const Scenario& s) {
   // point of the efficiency curve, which grows with GEMM size.
   Roofline head_balance = balance;
   head_balance.gemm_efficiency =
-      linear_rate(2.0 * tokens * double(arch.hidden) * double(std::max<long long>(arch.vocab, 1)) / tp) * head_fill;
+      linear_rate(2.0 * tokens * double(arch.hidden) * double(std::max<long long>(arch.vocab, 1)) / tp) *
+      head_fill;
   constexpr double fwd = 1.0 / 3.0;
   const double bwd = 1.0 - fwd;
   // b_ar counts both directions of a ring (reduce-scatter + all-gather), so the gradient is half of it.
