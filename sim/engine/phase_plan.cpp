@@ -99,7 +99,8 @@ StepWork plan_step_work(const Scenario& s) {
   // An FP8 FLOP costs peak / peak_fp8 of a BF16 one: the board power is the same at twice the rate.
   const double linear_energy = s.training.fp8 ? s.gpu.peak_flops_per_s / s.gpu.peak_fp8_flops_per_s : 1.0;
   // Tile and wave quantization (a stack's gemm_tile): the layer's own GEMMs' fill of the SMs' slots.
-  const bool tiled = s.gpu.gemm_tile.on() && !model::is_seed_shaped(arch);
+  const bool seed = model::is_seed_shaped(arch);
+  const bool tiled = s.gpu.gemm_tile.on() && !seed;
   const long long t = s.layout.tensor;
   const double layer_fill = tiled ? model::gpu_wave_fill(s.gpu, model::dense_layer_gemms(arch, tokens, t)) : 1.0;
   const double head_fill = tiled ? model::gpu_wave_fill(s.gpu, model::lm_head_gemms(arch, tokens, t)) : 1.0;
@@ -135,7 +136,6 @@ StepWork plan_step_work(const Scenario& s) {
     return l;
   };
   StepWork w;
-  const bool seed = model::is_seed_shaped(arch);
   const model::ParamCounts counts = seed ? model::ParamCounts{} : model::count_params(arch);
   // One kind per distinct layer: dense or MoE, recomputed or not (full recompute of every k-th layer).
   std::map<std::tuple<bool, bool, bool>, unsigned char> kind_index;
