@@ -62,6 +62,8 @@ struct CollbenchOptions {
 int collbench_command(const CollbenchOptions& options);
 
 int run_command(const RunOptions& options);
+// `run` of a jobs file (a top-level `jobs:`): several jobs on one fabric.
+int jobs_command(const std::string& path, const RunOptions& options);
 int topo_command(const TopoOptions& options);
 int sweep_command(const SweepOptions& options);
 struct MergeOptions {

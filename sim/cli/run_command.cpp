@@ -4,11 +4,13 @@
 #include "model/seed_table_layout.hpp"
 #include "model/seed_tables.hpp"
 #include "sim/engine/isolated_run.hpp"
+#include "sim/jobs/jobs_spec.hpp"
 #include "sim/output/safe_file.hpp"
 #include "sim/output/result_json.hpp"
 #include "sim/plan/plan_spec.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #ifndef MEMWALL_SOURCE_DIR
@@ -122,11 +124,22 @@ void warn_power(const sim::Scenario& s, const nlohmann::json& record) {
 
 int run_command(const RunOptions& options) {
   std::vector<sim::Scenario> scenarios;
+  std::vector<std::string> jobs_files; // several jobs on one fabric (sim/jobs): run after the scenarios
   try {
-    scenarios = load_all(options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths,
-                         options.allow_oom);
+    std::vector<std::string> files;
+    for (const auto& path : options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths)
+      for (const auto& file : files_of(path))
+        (sim::jobs::is_jobs_file(file) ? jobs_files : files).push_back(file);
+    for (const auto& file : jobs_files) // bad input stops the run before anything is simulated
+      sim::jobs::load_jobs(file, model::GpuCatalog::builtin());
+    scenarios = load_all(files, options.allow_oom);
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
+    return kExitBadInput;
+  }
+  if (!jobs_files.empty() && (!options.trace_path.empty() || !options.timeline_path.empty() || options.breakdown)) {
+    std::cerr << "memwall: error: " << jobs_files.front()
+              << ": --trace, --timeline and --breakdown are not available for a jobs file yet (run a job alone)\n";
     return kExitBadInput;
   }
   sim::OutputOptions output;
@@ -181,6 +194,12 @@ int run_command(const RunOptions& options) {
       code = kExitInternal;
     }
   }
+  for (const auto& file : jobs_files) {
+    if (header_printed && !options.json)
+      std::cout << "\n";
+    header_printed = true;
+    code = std::max(code, jobs_command(file, options));
+  }
   return code;
 }
 
@@ -192,6 +211,12 @@ int validate_command(const std::vector<std::string>& paths) {
     for (const auto& path : paths)
       for (const auto& file : files_of(path)) {
         const model::InputNode root = model::InputNode::load_file(file);
+        if (root.is_map() && root.has("jobs")) {
+          const sim::jobs::JobsSpec spec = sim::jobs::load_jobs(file, model::GpuCatalog::builtin());
+          lines.push_back(file + ": ok (" + std::to_string(spec.jobs.size()) + " jobs on " +
+                          std::to_string(spec.gpus) + " GPUs; run it with memwall run)");
+          continue;
+        }
         if (root.is_map() && !root.has("sweep") && (root.has("base") || root.has("search"))) {
           const plan::PlanSpec spec = plan::load_plan(file); // the file itself; `plan` checks each layout
           lines.push_back(file + ": ok (plan of " + std::to_string(spec.candidates()) + " layouts on " +

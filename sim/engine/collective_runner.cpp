@@ -143,15 +143,15 @@ namespace {
 
 int payload = 0; // what every message carries: the data itself is not simulated, only its size
 
-sg4::Mailbox* inbox(long long rank, size_t round, long long step, long long sequence) {
+sg4::Mailbox* inbox(long long job, long long rank, size_t round, long long step, long long sequence) {
   // Step parity keeps a fast GPU's next-step messages apart from a slow one's current ones. The name
   // is written in place (two per GPU and round, millions at 16k GPUs), on this actor's own stack: the
   // lookup is a SimGrid call that other actors may run before, so no buffer may be shared.
-  char name[4 * 24];
+  char name[5 * 24];
   char* end = name;
   *end++ = 'a';
   *end++ = 'r';
-  for (const long long part : {rank, static_cast<long long>(round), step % 2, sequence}) {
+  for (const long long part : {job, rank, static_cast<long long>(round), step % 2, sequence}) {
     *end++ = '-';
     end = std::to_chars(end, name + sizeof name, part).ptr;
   }
@@ -255,7 +255,7 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
         continue;
       activities += 1;
       if (i >= posted.sends) { // receive again, whatever route the sender now takes
-        posted.comms[i] = inbox(rank, k, step, sequence)->get_async<int>(&posted.slots[i - posted.sends]);
+        posted.comms[i] = inbox(job_, rank, k, step, sequence)->get_async<int>(&posted.slots[i - posted.sends]);
         continue;
       }
       // Close the part that arrived and resend the rest over this epoch's route.
@@ -266,7 +266,7 @@ void CollectiveRunner::wait_round(PostedRound& posted, long long rank, long long
       part.t_end_s = t_failed;
       part.bytes -= left;
       posted.parts[i].push_back({left, t, t, epoch});
-      posted.comms[i] = inbox(round.sends[i].dst, k, step, sequence)
+      posted.comms[i] = inbox(job_, round.sends[i].dst, k, step, sequence)
                             ->put_async(&payload, static_cast<uint64_t>(std::ceil(left)));
       in_flight_.insert(posted.comms[i].get());
     }
@@ -295,13 +295,13 @@ void CollectiveRunner::simulate_round(long long rank, long long step, size_t k, 
   posted.sends = round.sends.size();
   for (const Send& s : round.sends) {
     posted.comms.push_back(
-        inbox(s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
+        inbox(job_, s.dst, k, step, sequence)->put_async(&payload, static_cast<uint64_t>(s.bytes * scale)));
     in_flight_.insert(posted.comms.back().get());
     posted.parts.push_back({{s.bytes * scale, t_round, t_round, epoch}});
   }
   posted.slots.assign(size_t(round.receives), nullptr);
   for (int i = 0; i < round.receives; ++i)
-    posted.comms.push_back(inbox(rank, k, step, sequence)->get_async<int>(&posted.slots[size_t(i)]));
+    posted.comms.push_back(inbox(job_, rank, k, step, sequence)->get_async<int>(&posted.slots[size_t(i)]));
   wait_round(posted, rank, step, k, epoch, sequence, activities);
   for (size_t i = 0; i < posted.sends; ++i)
     for (const PostedRound::Part& p : posted.parts[i]) {

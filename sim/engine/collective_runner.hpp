@@ -70,6 +70,8 @@ public:
   // Called just before a link goes down: notes the bytes each message in flight has left, which
   // a message that then fails resends over its new route.
   void note_link_down() const;
+  // Several jobs on one platform (sim/jobs): each job's runner names its messages' mailboxes apart.
+  void set_job(long long job) { job_ = job; }
 
 private:
   [[noreturn]] void report_stall(long long rank, long long step, size_t round) const;
@@ -129,6 +131,7 @@ private:
   // in it before then is waiting for the others (stragglers), not communication.
   mutable std::vector<double> last_arrival_s_;
   const Platform& platform_;
+  long long job_ = 0;
   RunRecorder& recorder_;
   FaultLog* faults_;
   // Sends in flight, and what each had left when a link last went down (SimGrid reports 0 after).

@@ -142,4 +142,50 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& final
   return reply;
 }
 
+nlohmann::json run_forked(const std::string& label, const std::function<nlohmann::json()>& work) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    throw std::runtime_error("cannot create a pipe for the simulation process");
+  std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    throw std::runtime_error("cannot fork the simulation process");
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(1);
+    int code = 0;
+    nlohmann::json reply;
+    try {
+      reply = work();
+    } catch (const std::exception& e) {
+      reply = {{"error", e.what()}};
+      code = 1;
+    }
+    write_all(fds[1], reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    ::close(fds[1]);
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buffer[65536];
+  ssize_t n;
+  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  nlohmann::json reply = text.empty() ? nlohmann::json() : nlohmann::json::parse(text, nullptr, false);
+  if (text.empty() || reply.is_discarded())
+    throw std::runtime_error(label + ": the simulation process died (status " + std::to_string(status) + ")");
+  if (reply.is_object() && reply.contains("error"))
+    throw std::runtime_error(label + ": " + reply["error"].get<std::string>());
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    throw std::runtime_error(label + ": the simulation process failed (status " + std::to_string(status) + ")");
+  return reply;
+}
+
 } // namespace memwall::sim

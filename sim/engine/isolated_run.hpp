@@ -8,8 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <string>
+
 namespace memwall::sim {
 
 nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& output = {});
+
+// `work` in a forked child (one SimGrid engine per process) that writes no file; its JSON, or throws
+// `label: ` and the child's error. The child dies with this process.
+nlohmann::json run_forked(const std::string& label, const std::function<nlohmann::json()>& work);
 
 } // namespace memwall::sim

@@ -40,6 +40,8 @@ void configure_engine_models() {
 #endif
 }
 
+} // namespace
+
 // Each actor's stack guard page splits its stack's mapping: beyond about 30,000 actors (16k GPUs,
 // each with a communication stream actor) they pass Linux's default limit of 65,530 mappings and
 // SimGrid aborts. Such runs go without the guard (the stacks are as deep as at 1,024 GPUs). Only
@@ -51,7 +53,7 @@ void guard_stacks([[maybe_unused]] long long actors) { // unused in sanitized bu
 #endif
 }
 
-model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& totals, double makespan_s) {
+model::StepMetrics summarise_run(const Scenario& s, const std::vector<GpuTotals>& totals, double makespan_s) {
   model::StepMetrics m;
   const double gpus = double(totals.size());
   const double steps = double(s.steps);
@@ -87,8 +89,6 @@ model::StepMetrics summarise(const Scenario& s, const std::vector<GpuTotals>& to
   model::finish_ratios(m, s.gpu.peak_flops_per_s);
   return m;
 }
-
-} // namespace
 
 // An impossible end state is never a result: SimGrid reports a deadlock (activities that can never
 // complete) but returns normally, so every GPU must have run to its end and every byte sent must
@@ -157,7 +157,7 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
     result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
     result.activities += t.activities;
   }
-  result.metrics = summarise(s, result.per_gpu, result.makespan_s);
+  result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
   result.collective = "ring";
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (trace) { // with a pipeline, the time after a stage's end is the pipeline's drain (the breakdown's bubble)
@@ -265,7 +265,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
     result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
     result.activities += t.activities;
   }
-  result.metrics = summarise(s, result.per_gpu, result.makespan_s);
+  result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
   result.collective = choice.schedule.algorithm;
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (trace) {

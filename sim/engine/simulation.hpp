@@ -39,6 +39,12 @@ RunResult run_simulation(const Scenario& scenario, const OutputOptions& output =
 // traffic, no TCP window). One per process; run_simulation and collbench each create it.
 std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
+// Per GPU per step (means over GPUs) of a finished run whose `scenario.steps` steps took `makespan_s`.
+model::StepMetrics summarise_run(const Scenario& scenario, const std::vector<GpuTotals>& totals, double makespan_s);
+
+// Sets SimGrid's stack guard pages off beyond 30,000 actors (Linux's map count); before any actor.
+void guard_stacks(long long actors);
+
 struct FaultLog;
 // Throws (a stall report) unless every GPU ran to its end and every byte sent was received: SimGrid
 // ends a deadlocked run normally, so this is what keeps a stalled run from reporting a result.

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memwall::sim {
@@ -92,8 +93,18 @@ struct FabricMemo {
   std::map<std::string, Entry> entries; // key: the fabric's text, the folder it is read from, the GPUs
 };
 
+// A job of a jobs file (sim/jobs): it runs on the file's fabric, never one of its own.
+struct SharedFabric {
+  topologies::FabricSpec fabric;
+  model::FabricInventory inventory;
+  bool replace_own = false; // a `base:` scenario's own cluster.fabric is replaced (and said in a warning)
+};
+// The keys a job adds to a scenario (sim/jobs/jobs_spec.hpp reads them).
+inline const std::vector<std::string_view> kJobKeys = {"placement", "servers", "start"};
+
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog);
-Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo = nullptr);
+Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo = nullptr,
+                        const SharedFabric* shared = nullptr);
 // A scenario's `model:` (a catalog model with `like:`, the seed's keys, or a described architecture).
 model::ArchitectureSpec parse_model(const model::InputNode& node);
 

@@ -222,19 +222,33 @@ void check_memory(const Scenario& s, bool allow_oom) {
                                 "); set allow_oom: true or pass --allow-oom to run it anyway");
 }
 
-Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo) {
+Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo,
+                        const SharedFabric* shared) {
   // A plan or a sweep given to `run` or `validate`: say which command takes it.
   if (root.is_map()) {
     for (const char* key : {"base", "fabrics", "search"})
       if (root.has(key))
         root.child(key).fail("this is a plan file (base, fabrics, search): run it with `memwall plan " +
                              root.file() + "`");
+    if (root.has("jobs"))
+      root.child("jobs").fail("this is a jobs file (jobs:): run it with `memwall run " + root.file() + "`");
     for (const char* key : {"sweep", "zip", "scenario"})
       if (root.has(key))
         root.child(key).fail("this is a sweep file (scenario, sweep): run it with `memwall sweep " + root.file() + "`");
   }
-  root.check_keys({"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training", "parallelism",
-                   "allow_oom", "measured", "power", "run", "cost", "reliability", "checkpoint"});
+  std::vector<std::string_view> keys{"name", "gpu", "model", "batch", "cluster", "traffic", "steps", "training",
+                                        "parallelism", "allow_oom", "measured", "power", "run", "cost",
+                                        "reliability", "checkpoint"};
+  if (shared) {
+    // A job's figures are its GPUs' and its step's: the facility, a run's budget and failures
+    // belong to the whole cluster, which a jobs file does not project yet.
+    for (const char* key : {"power", "run", "cost", "reliability", "checkpoint", "measured"})
+      if (root.has(key))
+        root.child(key).fail(std::string("'") + key + "' is not modelled for one job of several (a jobs file): "
+                             "run the job alone for it");
+    keys.insert(keys.end(), kJobKeys.begin(), kJobKeys.end());
+  }
+  root.check_keys(keys);
   Scenario s;
   s.file = root.file();
   s.name =
@@ -263,6 +277,10 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
       s.microbatches = c->as_count(kMaxMicrobatches, "micro-batches");
   }
   const InputNode cluster = root.child("cluster");
+  if (shared && cluster.has("link_events"))
+    cluster.child("link_events").fail("link events with several jobs are not modelled (give them to one job run alone)");
+  if (shared && cluster.has("fabric") && !shared->replace_own)
+    cluster.child("fabric").fail("a job runs on the jobs file's fabric (its top-level cluster.fabric); remove this one");
   cluster.check_keys(
       {"gpus", "fabric", "collective", "ring_order", "nccl", "stragglers", "speed_distribution", "link_events"});
   s.gpus = cluster.child("gpus").as_count(kMaxGpus, "GPUs");
@@ -308,7 +326,12 @@ Scenario parse_scenario(const InputNode& root, const model::GpuCatalog& catalog,
   if (!memo_key.empty())
     if (auto hit = memo->entries.find(memo_key); hit != memo->entries.end())
       known = &hit->second;
-  if (known) { // a relative fabric path resolves from the file's folder: part of the key
+  if (shared) {
+    s.fabric = shared->fabric;
+    s.inventory = shared->inventory;
+    if (cluster.has("fabric"))
+      s.warnings.push_back(s.file + ": cluster.fabric is replaced by the jobs file's fabric");
+  } else if (known) { // a relative fabric path resolves from the file's folder: part of the key
     s.fabric = known->fabric;
     s.inventory = known->inventory;
   } else if (auto c = cluster.optional_child("fabric")) {

@@ -1,0 +1,215 @@
+#include "sim/jobs/jobs_spec.hpp"
+
+#include "model/input_error.hpp"
+#include "model/input_node.hpp"
+#include "sim/scenario/power_keys.hpp"
+#include "topologies/fabric_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+namespace memwall::sim::jobs {
+
+using model::InputNode;
+
+bool is_jobs_file(const std::string& path) {
+  try {
+    const InputNode root = InputNode::load_file(path);
+    return root.is_map() && root.has("jobs");
+  } catch (const std::exception&) {
+    return false; // not readable as YAML: the scenario loader says why
+  }
+}
+
+const char* placement_name(Placement p) {
+  switch (p) {
+  case Placement::Packed: return "packed";
+  case Placement::Spread: return "spread";
+  case Placement::Random: return "random";
+  case Placement::Explicit: return "explicit";
+  }
+  return "?";
+}
+
+namespace {
+
+Placement parse_placement(const InputNode& node) {
+  const std::string p = node.as_one_of({"packed", "spread", "random", "explicit"});
+  return p == "packed" ? Placement::Packed : p == "spread" ? Placement::Spread
+         : p == "random" ? Placement::Random : Placement::Explicit;
+}
+
+// One item of `jobs:`: inline scenario keys, or `base:` a scenario file with a few keys changed.
+Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, Placement default_placement,
+              const model::GpuCatalog& catalog) {
+  item.require_map();
+  Job job;
+  job.line = item.line();
+  job.placement = default_placement;
+  if (auto base = item.optional_child("base")) {
+    item.check_keys({"base", "name", "steps", "placement", "servers", "start"});
+    std::filesystem::path path = base->as_string();
+    if (path.is_relative())
+      path = std::filesystem::path(item.file()).parent_path() / path;
+    SharedFabric own = shared;
+    own.replace_own = true;
+    const InputNode root = InputNode::load_file(path.string());
+    job.scenario = parse_scenario(root, catalog, nullptr, &own);
+    for (const auto key : kJobKeys) // the job's keys are the jobs file's, not its base's
+      if (root.has(std::string(key)))
+        root.child(std::string(key)).fail("a base scenario of a job takes no '" + std::string(key) +
+                                          "': give it in the jobs file's item");
+    if (auto steps = item.optional_child("steps"))
+      job.scenario.steps = steps->as_count(kMaxSteps, "steps");
+  } else {
+    job.scenario = parse_scenario(item, catalog, nullptr, &shared);
+  }
+  job.scenario.name = item.has("name") ? item.child("name").as_string() : "job " + std::to_string(index + 1);
+  if (auto p = item.optional_child("placement"))
+    job.placement = parse_placement(*p);
+  if (auto servers = item.optional_child("servers")) {
+    if (job.placement != Placement::Explicit)
+      servers->fail("servers: lists where an explicit placement puts the job; this job's placement is " +
+                    std::string(placement_name(job.placement)));
+    for (const InputNode& s : servers->elements())
+      job.servers.push_back(s.as_non_negative_integer());
+  } else if (job.placement == Placement::Explicit) {
+    item.fail("placement: explicit needs the job's servers: [..] list");
+  }
+  if (auto start = item.optional_child("start"))
+    job.start_s = start->as_non_negative_quantity(model::Dimension::Time);
+  return job;
+}
+
+// Servers, in placement order: explicit jobs first (they name theirs), then the others in file order.
+void place(JobsSpec& spec, const InputNode& list) {
+  const long long servers = spec.gpus / spec.gpus_per_server;
+  std::vector<long long> owner(static_cast<size_t>(servers), -1);
+  const std::vector<InputNode> items = list.elements();
+  auto needed = [&](const Job& job) {
+    const long long g = job.scenario.gpus, per = spec.gpus_per_server;
+    if (g > per && g % per != 0)
+      items[&job - spec.jobs.data()].child("cluster").child("gpus").fail(
+          "a job takes whole servers: " + std::to_string(g) + " GPUs is not a multiple of the fabric's " +
+          std::to_string(per) + " GPUs per server");
+    return (g + per - 1) / per;
+  };
+  for (size_t j = 0; j < spec.jobs.size(); ++j) {
+    Job& job = spec.jobs[j];
+    if (job.placement != Placement::Explicit)
+      continue;
+    const InputNode node = items[j].child("servers");
+    if (static_cast<long long>(job.servers.size()) != needed(job))
+      node.fail("the job's " + std::to_string(job.scenario.gpus) + " GPUs take " + std::to_string(needed(job)) +
+                " servers; the list names " + std::to_string(job.servers.size()));
+    for (long long s : job.servers) {
+      if (s >= servers)
+        node.fail("server " + std::to_string(s) + " does not exist (the fabric has " + std::to_string(servers) + ")");
+      if (owner[size_t(s)] >= 0)
+        node.fail("server " + std::to_string(s) + " is " +
+                  (size_t(owner[size_t(s)]) == j ? "listed twice"
+                                                  : "also in job '" + spec.jobs[size_t(owner[size_t(s)])].scenario.name + "'"));
+      owner[size_t(s)] = static_cast<long long>(j);
+    }
+  }
+  std::mt19937_64 random(spec.seed);
+  for (size_t j = 0; j < spec.jobs.size(); ++j) {
+    Job& job = spec.jobs[j];
+    if (job.placement == Placement::Explicit)
+      continue;
+    std::vector<long long> free;
+    for (long long s = 0; s < servers; ++s)
+      if (owner[size_t(s)] < 0)
+        free.push_back(s);
+    const long long k = needed(job);
+    if (k > static_cast<long long>(free.size()))
+      items[j].child("cluster").child("gpus").fail(
+          "the job needs " + std::to_string(k) + " servers; " + std::to_string(free.size()) + " of the fabric's " +
+          std::to_string(servers) + " are free once the jobs before it are placed");
+    if (job.placement == Placement::Packed) {
+      job.servers.assign(free.begin(), free.begin() + k);
+    } else if (job.placement == Placement::Spread) { // evenly spaced over the free servers
+      for (long long i = 0; i < k; ++i)
+        job.servers.push_back(free[size_t(i * static_cast<long long>(free.size()) / k)]);
+    } else {
+      std::shuffle(free.begin(), free.end(), random);
+      job.servers.assign(free.begin(), free.begin() + k);
+      std::sort(job.servers.begin(), job.servers.end());
+    }
+    for (long long s : job.servers)
+      owner[size_t(s)] = static_cast<long long>(j);
+  }
+  for (Job& job : spec.jobs) // a job smaller than a server uses its server's first GPUs
+    for (long long r = 0; r < job.scenario.gpus; ++r)
+      job.gpu_ranks.push_back(job.servers[size_t(r / spec.gpus_per_server)] * spec.gpus_per_server +
+                              r % spec.gpus_per_server);
+}
+
+} // namespace
+
+JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog) {
+  const InputNode root = InputNode::load_file(path);
+  root.check_keys({"name", "cluster", "placement", "seed", "jobs"});
+  JobsSpec spec;
+  spec.file = path;
+  spec.name = root.has("name") ? root.child("name").as_string() : std::filesystem::path(path).stem().string();
+  const InputNode cluster = root.child("cluster");
+  if (cluster.has("link_events"))
+    cluster.child("link_events").fail("link events with several jobs are not modelled");
+  cluster.check_keys({"gpus", "fabric"});
+  spec.gpus = cluster.child("gpus").as_count(kMaxGpus, "GPUs");
+  SharedFabric shared;
+  shared.fabric = topologies::parse_fabric(cluster.child("fabric"));
+  const topologies::FabricGraph graph = topologies::build_fabric_graph(shared.fabric, spec.gpus);
+  shared.inventory = fabric_inventory(graph, spec.gpus);
+  spec.fabric = shared.fabric;
+  spec.gpus_per_server = topologies::gpus_per_node(graph);
+  const Placement placement = root.has("placement") ? parse_placement(root.child("placement")) : Placement::Packed;
+  if (placement == Placement::Explicit)
+    root.child("placement").fail("explicit placement is per job (each job's servers: [..])");
+  if (auto seed = root.optional_child("seed"))
+    spec.seed = static_cast<unsigned long long>(seed->as_non_negative_integer());
+  const InputNode list = root.child("jobs");
+  if (!list.is_sequence() || list.elements().empty())
+    list.fail("expected a non-empty list of jobs (each a scenario, inline or base: FILE)");
+  std::set<std::string> names;
+  const std::vector<InputNode> items = list.elements();
+  for (size_t j = 0; j < items.size(); ++j) {
+    spec.jobs.push_back(parse_job(items[j], j, shared, placement, catalog));
+    const Scenario& s = spec.jobs.back().scenario;
+    if (!names.insert(s.name).second)
+      (items[j].has("name") ? items[j].child("name") : items[j]).fail("two jobs are named '" + s.name + "'");
+    for (const auto& w : s.warnings)
+      spec.warnings.push_back(w);
+  }
+  place(spec, list);
+  return spec;
+}
+
+topologies::FabricGraph job_fabric_graph(const topologies::FabricGraph& fabric, const Job& job) {
+  topologies::FabricGraph graph = fabric;
+  std::map<long long, long long> rank_of; // fabric rank -> job rank
+  for (size_t r = 0; r < job.gpu_ranks.size(); ++r)
+    rank_of[job.gpu_ranks[r]] = static_cast<long long>(r);
+  // Its servers 0..k-1 in its rank order: whole servers, or the first GPUs of one.
+  const long long per_server = static_cast<long long>(job.gpu_ranks.size() / std::max<size_t>(1, job.servers.size()));
+  for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
+    topologies::FabricNode& node = graph[*v];
+    if (node.kind != topologies::NodeKind::Gpu)
+      continue;
+    if (auto hit = rank_of.find(node.gpu_rank); hit != rank_of.end()) {
+      node.gpu_rank = hit->second;
+      node.node = hit->second / per_server;
+      node.local_rank = hit->second % per_server;
+    } else { // another job's GPU, or an idle one: it still forwards where the fabric routes through GPUs
+      node.kind = topologies::NodeKind::Switch;
+      node.gpu_rank = node.node = node.local_rank = -1;
+    }
+  }
+  return graph;
+}
+
+} // namespace memwall::sim::jobs

@@ -1,0 +1,52 @@
+// A jobs file: several training jobs on one fabric (issue 32). Each job is a scenario of its own
+// (inline, or `base:` a scenario file) placed on whole servers of the shared fabric. Pure parsing,
+// validation and placement: no SimGrid here (sim/jobs/jobs_run.hpp simulates them).
+#pragma once
+
+#include "sim/scenario/scenario.hpp"
+#include "topologies/fabric_graph.hpp"
+
+#include <string>
+#include <vector>
+
+namespace memwall::sim::jobs {
+
+// packed: each job takes the lowest free servers, so its traffic stays inside as few leaves as it
+// can; spread: a job's servers are spaced evenly over the free ones (jobs interleave); random: a
+// seeded shuffle of the free servers; explicit: the job's `servers:` list.
+enum class Placement { Packed, Spread, Random, Explicit };
+
+struct Job {
+  Scenario scenario;                 // its own GPUs (scenario.gpus), layout, steps; the shared fabric
+  Placement placement = Placement::Packed;
+  std::vector<long long> servers;    // the servers it runs on, in its rank order
+  std::vector<long long> gpu_ranks;  // fabric GPU rank of each of its ranks (its rank r on gpu_ranks[r])
+  double start_s = 0;                // when its GPUs start their first step
+  int line = 0;                      // of its item in the jobs file
+};
+
+struct JobsSpec {
+  std::string name;
+  std::string file;
+  long long gpus = 0;                // the fabric's GPUs
+  long long gpus_per_server = 1;
+  topologies::FabricSpec fabric;
+  unsigned long long seed = 0;       // for random placement
+  std::vector<Job> jobs;
+  std::vector<std::string> warnings;
+};
+
+// Whether a YAML file is a jobs file (a map with a top-level `jobs:`), without validating it.
+bool is_jobs_file(const std::string& path);
+
+// Reads, validates and places. Bad input: model::InputError naming file, line and key.
+JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog);
+
+const char* placement_name(Placement placement);
+
+// The fabric as job `job` sees it: its GPUs renumbered 0..n-1 in its rank order, its servers 0..k-1,
+// every other GPU a forwarding node (no rank). Vertices, links and their names are the fabric's, so
+// routes found on it are routes of the shared platform.
+topologies::FabricGraph job_fabric_graph(const topologies::FabricGraph& fabric, const Job& job);
+
+} // namespace memwall::sim::jobs

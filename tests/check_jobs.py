@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Several jobs on one fabric (issue 32), checked against arithmetic derived here:
+
+1. Identical jobs, packed on a non-blocking rail-optimised fabric: each runs exactly as fast as alone,
+   and as fast as the same job run as a plain scenario (the single-job engine), for a data-parallel
+   job (with and without bucketed overlap) and a tensor x pipeline job.
+2. Two 2-GPU rings forced through one shared up-link (a hand-made graph fabric): each flow gets half
+   of the link, so each job's all-reduce takes G/B longer than alone (two rounds of G/2 bytes at B/2
+   instead of B), G = 2 bytes x (12 d^2 L + 2 V d).
+3. A 4:1 fat-tree (one up-link per leaf of 4 one-GPU servers), two 8-GPU all-reduce-bound jobs:
+   packed keeps each ring's leaf crossings alone on their up-links (slowdown 1); spread puts two
+   rings' flows on every up-link, so the ring's bandwidth term 2(N-1)/N G/B doubles. Spread is never
+   faster than packed; the slowdown matches that arithmetic within 2%.
+4. Conservation per job: every GPU sends the ring's 2(N-1)/N G; energy = its parts.
+5. A job that starts after the other has ended runs as fast as alone; bad placements exit 2.
+
+Usage: check_jobs.py MEMWALL
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+D, L, V, SEQ = 4096, 4, 50000, 2048
+GRAD_BYTES = 2.0 * (12 * D * D * L + 2 * V * D)
+MODEL = f"{{hidden: {D}, layers: {L}, seq_len: {SEQ}, vocab: {V}}}"
+
+
+def job(name, gpus, extra=""):
+    return (f"  - name: {name}\n    gpu: A100-80GB\n    model: {MODEL}\n"
+            f"    batch: {{tokens_per_microbatch: {SEQ}, microbatches: 1}}\n"
+            f"    cluster: {{gpus: {gpus}, collective: ring}}\n{extra}")
+
+
+def run(memwall, folder, name, text, json_out=True):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    p = subprocess.run([memwall, "run"] + (["--json"] if json_out else []) + [path], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{name}: exit {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout) if json_out else p.stdout
+
+
+def close(a, b, rel):
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def main():
+    memwall = sys.argv[1]
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        # 1. Non-blocking, packed: exactly as alone, and as the single-job engine.
+        layouts = {
+            "dp": "",
+            "dp-overlap": "    training: {overlap: bucketed, bucket: 50MB}\n",
+            "tp-pp": "    parallelism: {tensor: 4, pipeline: 2}\n    batch: {global_batch: 8, micro_batch: 1}\n",
+        }
+        for label, extra in layouts.items():
+            body = extra.replace("    batch: {global_batch: 8, micro_batch: 1}\n", "")
+            batch_line = "    batch: {global_batch: 8, micro_batch: 1}\n" if "global_batch" in extra else None
+            def item(name):
+                text = job(name, 16, body)
+                if batch_line:
+                    text = text.replace(f"    batch: {{tokens_per_microbatch: {SEQ}, microbatches: 1}}\n", batch_line)
+                return text
+            out = run(memwall, tmp, f"nb-{label}.yaml",
+                      f"name: non-blocking\ncluster: {{gpus: 32, fabric: dgx-h100-ndr}}\njobs:\n{item('a')}{item('b')}")
+            plain_text = ("name: alone\n" + "\n".join(l[4:] for l in item("a").splitlines()[1:])
+                          .replace("cluster: {gpus: 16, collective: ring}",
+                                   "cluster: {gpus: 16, collective: ring, fabric: dgx-h100-ndr}") + "\n")
+            plain = run(memwall, tmp, f"plain-{label}.yaml", plain_text)
+            for r in out["jobs"]:
+                if r["slowdown"] != 1.0:
+                    problems.append(f"{label}: job {r['job']} slowdown {r['slowdown']!r} on a non-blocking fabric, packed")
+                if not close(r["step_time_s"], plain["step_time_s"], 1e-9):
+                    problems.append(f"{label}: job {r['job']} step {r['step_time_s']} s, the same job as a plain "
+                                    f"scenario {plain['step_time_s']} s")
+            print(f"non-blocking packed {label}: step {out['jobs'][0]['step_time_s']:.6f} s, plain "
+                  f"{plain['step_time_s']:.6f} s, slowdowns {[r['slowdown'] for r in out['jobs']]}")
+
+        # 2. One shared up-link: leaf0 - spine - leaf1, job a on g0,g2 and b on g1,g3.
+        B = 100e9
+        fabric = ("{kind: graph, nodes: [{name: g0, kind: gpu}, {name: g1, kind: gpu}, {name: g2, kind: gpu}, "
+                  "{name: g3, kind: gpu}, {name: leaf0, kind: switch}, {name: leaf1, kind: switch}, "
+                  "{name: spine, kind: switch}], links: [{a: g0, b: leaf0, bandwidth: 100GB/s, latency: 1us}, "
+                  "{a: g1, b: leaf0, bandwidth: 100GB/s, latency: 1us}, {a: g2, b: leaf1, bandwidth: 100GB/s, latency: 1us}, "
+                  "{a: g3, b: leaf1, bandwidth: 100GB/s, latency: 1us}, {a: leaf0, b: spine, bandwidth: 100GB/s, latency: 1us}, "
+                  "{a: leaf1, b: spine, bandwidth: 100GB/s, latency: 1us}]}")
+        out = run(memwall, tmp, "uplink.yaml",
+                  f"name: shared up-link\ncluster: {{gpus: 4, fabric: {fabric}}}\njobs:\n"
+                  + job("a", 2, "    placement: explicit\n    servers: [0, 2]\n")
+                  + job("b", 2, "    placement: explicit\n    servers: [1, 3]\n"))
+        for r in out["jobs"]:
+            extra_s = (r["step_time_s"] - r["alone_step_time_s"])
+            if not close(extra_s, GRAD_BYTES / B, 1e-9):
+                problems.append(f"shared up-link: job {r['job']} step grew by {extra_s} s, derived G/B = {GRAD_BYTES / B} s")
+            print(f"shared up-link: job {r['job']} +{extra_s * 1e3:.6f} ms (derived G/B {GRAD_BYTES / B * 1e3:.6f} ms)")
+
+        # 3. 4:1 fat-tree, packed vs spread.
+        fat = ("{kind: cluster, gpus_per_node: 1, nvlink: {bandwidth: 450GB/s, latency: 1us}, "
+               "nic: {bandwidth: 100GB/s, latency: 1us}, leaf_ports: 4, oversubscription: 4}")
+        n = 8
+        results = {}
+        for placement in ("packed", "spread"):
+            out = run(memwall, tmp, f"fat-{placement}.yaml",
+                      f"name: fat-tree {placement}\ncluster: {{gpus: 16, fabric: {fat}}}\nplacement: {placement}\n"
+                      f"jobs:\n{job('a', n)}{job('b', n)}")
+            results[placement] = out
+        ring_s = 2 * (n - 1) / n * GRAD_BYTES / B
+        for p, q in zip(results["packed"]["jobs"], results["spread"]["jobs"]):
+            if q["step_time_s"] < p["step_time_s"] * (1 - 1e-12):
+                problems.append(f"fat-tree: job {p['job']} spread {q['step_time_s']} s faster than packed {p['step_time_s']} s")
+            if p["slowdown"] != 1.0:
+                problems.append(f"fat-tree packed: job {p['job']} slowdown {p['slowdown']}, derived 1")
+            derived = (q["alone_step_time_s"] + ring_s) / q["alone_step_time_s"]
+            if not close(q["slowdown"], derived, 0.02):
+                problems.append(f"fat-tree spread: job {q['job']} slowdown {q['slowdown']:.4f}, derived {derived:.4f}")
+            print(f"fat-tree 4:1 job {p['job']}: packed {p['slowdown']:.4f}, spread {q['slowdown']:.4f} "
+                  f"(derived {derived:.4f})")
+            # 4. Conservation per job.
+            for r in (p, q):
+                if not close(r["bytes_sent_per_gpu"], ring_s * B, 1e-9):
+                    problems.append(f"job {r['job']}: {r['bytes_sent_per_gpu']} B sent per GPU, ring 2(N-1)/N G = {ring_s * B}")
+                parts = r["e_arith_j"] + r["e_hbm_j"] + r["e_network_j"] + r["e_static_j"]
+                if not close(r["energy_j"], parts, 1e-9):
+                    problems.append(f"job {r['job']}: energy {r['energy_j']} J, its parts {parts} J")
+
+        # 5. A job that starts once the other has ended meets nobody.
+        late = results["spread"]["jobs"][0]["step_time_s"] * 2
+        out = run(memwall, tmp, "late.yaml",
+                  f"name: late\ncluster: {{gpus: 16, fabric: {fat}}}\nplacement: spread\n"
+                  f"jobs:\n{job('a', n)}{job('b', n, f'    start: {late}s' + chr(10))}")
+        for r in out["jobs"]:
+            if r["slowdown"] != 1.0:
+                problems.append(f"late start: job {r['job']} slowdown {r['slowdown']}, derived 1 (never concurrent)")
+        if out["cluster"]["makespan_s"] != late + out["jobs"][1]["step_time_s"]:
+            problems.append(f"late start: cluster ends at {out['cluster']['makespan_s']} s, expected start + step")
+        text = run(memwall, tmp, "late-table.yaml",
+                   f"name: late\ncluster: {{gpus: 16, fabric: {fat}}}\nplacement: spread\n"
+                   f"jobs:\n{job('a', n)}{job('b', n, f'    start: {late}s' + chr(10))}", json_out=False)
+        if text.count("\n") != 5 or "slowdown" not in text:
+            problems.append(f"the table is not a header, two job rows and the cluster line:\n{text}")
+    for p in problems:
+        print("FAIL:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
