@@ -7,6 +7,7 @@ the compare figure's tick labels).
 
 Usage: check_figures.py MEMWALL REPO_ROOT [--keep DIR]   (--keep: copy the PNGs there, e.g. docs/figures)
 """
+import glob
 import json
 import os
 import shutil
@@ -89,6 +90,8 @@ def main():
         import check_goodput
         open(goodput, "w").write(check_goodput.SMALL)
         open(out("goodput.json"), "w").write(run([memwall, "run", goodput, "--json"]).stdout)
+        jobs = sorted(glob.glob(os.path.join(scen, "what-if", "jobs-*.yaml")))
+        open(out("jobs.json"), "w").write(run([memwall, "run", "--json"] + jobs).stdout)
         for name, scenario in traces.items():
             run([memwall, "run", scenario, "--trace", out(name + ".h5"), "--trace-level", "microbatch"])
         calls = {
@@ -110,6 +113,7 @@ def main():
             "collbench": [os.path.join(analysis, "plot_collbench.py"), out("cb-ring.csv"), out("cb-tree.csv"),
                           out("cb-auto.csv"), "--out", out("collbench.png")],
             "goodput": [os.path.join(analysis, "plot_goodput.py"), out("goodput.json"), "--out", out("goodput-small.png")],
+            "jobs": [os.path.join(analysis, "plot_jobs.py"), out("jobs.json"), "--out", out("jobs.png")],
             "seed": [os.path.join(analysis, "seed_figure.py"), "--memwall", memwall, "--out", out("seed.png")],
             "validation": [os.path.join(analysis, "validation_table.py"), "--memwall", memwall, "--only",
                            "^(a100-0[1-4]|h100-0[1-3]|tt-)", "--max-error", "1", "--plot", out("validation-sample.png"),

@@ -127,6 +127,27 @@ def main():
                 if not close(r["energy_j"], parts, 1e-9):
                     problems.append(f"job {r['job']}: energy {r['energy_j']} J, its parts {parts} J")
 
+        # 3b. The catalog's 2:1 fat-tree (8 GPUs and NICs per server, 4 servers per leaf, 16 up-links
+        # per leaf), four 16-GPU jobs. Packed: each job's two servers share a leaf (no up-link). Spread:
+        # job j on servers j and j+4 (two leaves); each job's 8 channel rings (one per rail) send one
+        # flow up each leaf: 8 up-flows alone (16 up-links: full rate), 32 together (two per up-link:
+        # half the NIC rate), so the NIC-bound term 2(N-1)/N (G/8) / (400 Gb/s x 0.96) doubles.
+        nic_bytes_per_s = 400e9 / 8 * 0.96
+        n2 = 16
+        four = "".join(job(name, n2) for name in "abcd")
+        got = {p: run(memwall, tmp, f"ft21-{p}.yaml", f"name: 2:1 {p}\ncluster: {{gpus: 64, fabric: fat-tree-2to1}}\n"
+                      f"placement: {p}\njobs:\n{four}") for p in ("packed", "spread")}
+        ring2_s = 2 * (n2 - 1) / n2 * GRAD_BYTES / 8 / nic_bytes_per_s
+        for p, q in zip(got["packed"]["jobs"], got["spread"]["jobs"]):
+            derived = (q["alone_step_time_s"] + ring2_s) / q["alone_step_time_s"]
+            if q["step_time_s"] < p["step_time_s"] * (1 - 1e-12) or p["slowdown"] != 1.0:
+                problems.append(f"fat-tree-2to1: job {p['job']} packed {p['step_time_s']} s (slowdown {p['slowdown']}), "
+                                f"spread {q['step_time_s']} s")
+            if not close(q["slowdown"], derived, 0.02):
+                problems.append(f"fat-tree-2to1 spread: job {q['job']} slowdown {q['slowdown']:.4f}, derived {derived:.4f}")
+            print(f"fat-tree-2to1 job {p['job']}: packed {p['slowdown']:.4f}, spread {q['slowdown']:.4f} "
+                  f"(derived {derived:.4f})")
+
         # 5. A job that starts once the other has ended meets nobody.
         late = results["spread"]["jobs"][0]["step_time_s"] * 2
         out = run(memwall, tmp, "late.yaml",

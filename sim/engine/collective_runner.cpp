@@ -62,21 +62,21 @@ CollectiveRunner::CollectiveRunner(const collectives::Schedule& schedule, const 
           for (const sg4::Link* link : *links) {
             auto [pj, fresh_link] = link_pj.try_emplace(link, 0.0);
             if (fresh_link)
-              if (auto p = platform.pj_per_bit.find(link->get_name()); p != platform.pj_per_bit.end())
+              if (auto p = platform.links->pj_per_bit.find(link->get_name()); p != platform.links->pj_per_bit.end())
                 pj->second = p->second;
             const double link_pj = pj->second;
             pj_per_bit += link_pj;
             route.bandwidth_bytes_per_s = std::min(route.bandwidth_bytes_per_s, link->get_bandwidth());
             if (step_latency.any() && !route.crosses_net) {
-              const auto kind = platform.link_class.find(link->get_name());
-              route.crosses_net = kind == platform.link_class.end() || kind->second != "nvlink";
+              const auto kind = platform.links->link_class.find(link->get_name());
+              route.crosses_net = kind == platform.links->link_class.end() || kind->second != "nvlink";
             }
             if (!recorder.tracing())
               continue; // link names serve the trace only
             route.links.push_back(link->get_name());
             recorder.register_link(
                 link->get_name(),
-                platform.link_class.count(link->get_name()) ? platform.link_class.at(link->get_name()) : "",
+                platform.links->link_class.count(link->get_name()) ? platform.links->link_class.at(link->get_name()) : "",
                 link->get_bandwidth(), 8.0 * link_pj * 1e-12);
           }
           route.j_per_byte = 8.0 * pj_per_bit * 1e-12;

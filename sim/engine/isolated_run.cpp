@@ -142,7 +142,7 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& final
   return reply;
 }
 
-nlohmann::json run_forked(const std::string& label, const std::function<nlohmann::json()>& work) {
+ForkedRun start_forked(const std::function<nlohmann::json()>& work) {
   int fds[2];
   if (::pipe(fds) != 0)
     throw std::runtime_error("cannot create a pipe for the simulation process");
@@ -170,14 +170,18 @@ nlohmann::json run_forked(const std::string& label, const std::function<nlohmann
     ::_exit(code);
   }
   ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+nlohmann::json finish_forked(const std::string& label, const ForkedRun& run) {
   std::string text;
   char buffer[65536];
   ssize_t n;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0)
+  while ((n = ::read(run.fd, buffer, sizeof buffer)) > 0)
     text.append(buffer, static_cast<size_t>(n));
-  ::close(fds[0]);
+  ::close(run.fd);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(run.pid, &status, 0);
   nlohmann::json reply = text.empty() ? nlohmann::json() : nlohmann::json::parse(text, nullptr, false);
   if (text.empty() || reply.is_discarded())
     throw std::runtime_error(label + ": the simulation process died (status " + std::to_string(status) + ")");
@@ -186,6 +190,10 @@ nlohmann::json run_forked(const std::string& label, const std::function<nlohmann
   if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
     throw std::runtime_error(label + ": the simulation process failed (status " + std::to_string(status) + ")");
   return reply;
+}
+
+nlohmann::json run_forked(const std::string& label, const std::function<nlohmann::json()>& work) {
+  return finish_forked(label, start_forked(work));
 }
 
 } // namespace memwall::sim

@@ -19,4 +19,13 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& outpu
 // `label: ` and the child's error. The child dies with this process.
 nlohmann::json run_forked(const std::string& label, const std::function<nlohmann::json()>& work);
 
+// run_forked in two halves, so that several children run at once: start_forked returns at once;
+// finish_forked reads the child's JSON and reaps it (throws as run_forked does).
+struct ForkedRun {
+  int pid = -1;
+  int fd = -1; // the child's JSON arrives here
+};
+ForkedRun start_forked(const std::function<nlohmann::json()>& work);
+nlohmann::json finish_forked(const std::string& label, const ForkedRun& run);
+
 } // namespace memwall::sim

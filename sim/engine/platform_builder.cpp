@@ -21,8 +21,8 @@ namespace {
 // Both directions of a split-duplex link carry the fabric link's energy and class.
 void note_link(Platform& platform, const topologies::FabricLink& spec) {
   for (const char* dir : {"_UP", "_DOWN"}) {
-    platform.pj_per_bit[spec.name + dir] = spec.pj_per_bit;
-    platform.link_class[spec.name + dir] = spec.link_class;
+    platform.links->pj_per_bit[spec.name + dir] = spec.pj_per_bit;
+    platform.links->link_class[spec.name + dir] = spec.link_class;
   }
 }
 

@@ -43,8 +43,12 @@ struct Platform {
   std::vector<std::vector<simgrid::s4u::Host*>> epoch_gpus; // [epoch][rank]; [0] is `gpus`
   std::vector<double> epoch_start_s;
   size_t epoch_at(double t_s) const;                       // the epoch in force at t_s
-  std::unordered_map<std::string, double> pj_per_bit;      // by SimGrid link name (both directions)
-  std::unordered_map<std::string, std::string> link_class; // by SimGrid link name
+  // By SimGrid link name (both directions); shared with the views of several jobs (sim/jobs).
+  struct LinkFacts {
+    std::unordered_map<std::string, double> pj_per_bit;
+    std::unordered_map<std::string, std::string> link_class;
+  };
+  std::shared_ptr<LinkFacts> links = std::make_shared<LinkFacts>();
   // The first epoch's route between every pair of ranks asked for, read without asking SimGrid.
   std::unordered_map<std::pair<long long, long long>, PairRoute, RankPairHash> routes;
 };

@@ -10,6 +10,8 @@
 #include "sim/engine/link_events.hpp"
 #include "sim/engine/phase_plan.hpp"
 #include "sim/engine/platform_builder.hpp"
+#include "sim/engine/private_rounds.hpp"
+#include "collectives/link_privacy.hpp"
 #include "sim/output/result_json.hpp"
 #include "topologies/fabric_loader.hpp"
 
@@ -17,7 +19,13 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <thread>
 #include <deque>
+#include <map>
+#include <set>
 #include <memory>
 #include <stdexcept>
 
@@ -36,6 +44,7 @@ struct JobRun {
   StepWork work;
   std::vector<collectives::GpuPlace> places;
   collectives::Schedule schedule; // data parallelism only
+  std::vector<bool> private_rounds; // per round of `schedule`: timed without SimGrid messages
   std::vector<std::pair<long long, long long>> pairs; // in the job's ranks
   Platform view;                  // the shared platform's hosts and routes, in the job's ranks
   std::unique_ptr<RunRecorder> recorder;
@@ -68,8 +77,7 @@ void make_view(JobRun& r, const Platform& platform) {
     r.view.gpus.push_back(platform.gpus[size_t(g)]);
   r.view.epoch_gpus = {r.view.gpus};
   r.view.epoch_start_s = {0.0};
-  r.view.pj_per_bit = platform.pj_per_bit;
-  r.view.link_class = platform.link_class;
+  r.view.links = platform.links;
   const std::vector<long long>& g = r.job->gpu_ranks;
   for (const auto& [a, b] : r.pairs)
     if (auto route = platform.routes.find({g[size_t(a)], g[size_t(b)]}); route != platform.routes.end())
@@ -87,14 +95,60 @@ void create_actors(JobRun& r) {
     sg4::Host* host = r.view.gpus[size_t(rank)];
     CommQueue* queue = r.streams.empty() ? nullptr : &r.streams[size_t(rank)];
     sg4::Actor::create(host->get_name(), host, GpuActor(rank, s, r.work, *r.allreduce, *r.recorder, queue));
-    if (queue)
+    if (queue && !r.allreduce->streams_timed()) // a timed stream needs no actor
       sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, *r.allreduce, *queue));
   }
+}
+
+// Which rounds of the data-parallel jobs can be timed without SimGrid messages, and the pairs
+// SimGrid must carry. A round is private when it is for its job alone (collectives/link_privacy.hpp)
+// and none of its flows crosses a link another job's pairs cross: a link two jobs share carries two
+// GPUs' messages whenever their steps meet, which only SimGrid's flow model can share out.
+std::vector<std::pair<long long, long long>> carried_pairs(std::deque<JobRun>& runs,
+                                                           const collectives::RouteLinks& routes) {
+  std::map<uint64_t, long long> link_job;
+  std::set<uint64_t> shared;
+  auto links_of = [&](const JobRun& r, long long a, long long b) -> const std::vector<uint64_t>* {
+    const auto hit = routes.find({r.job->gpu_ranks[size_t(a)], r.job->gpu_ranks[size_t(b)]});
+    return hit == routes.end() ? nullptr : &hit->second;
+  };
+  for (const JobRun& r : runs)
+    for (const auto& [a, b] : r.pairs)
+      if (const auto* links = links_of(r, a, b))
+        for (uint64_t l : *links)
+          if (const auto [it, fresh] = link_job.emplace(l, r.index); !fresh && it->second != r.index)
+            shared.insert(l);
+  std::vector<std::pair<long long, long long>> carried;
+  for (JobRun& r : runs) {
+    const std::vector<long long>& g = r.job->gpu_ranks;
+    if (r.job->scenario.layout.model_parallel()) { // the layout engine sends every message through SimGrid
+      for (const auto& [a, b] : r.pairs)
+        carried.emplace_back(g[size_t(a)], g[size_t(b)]);
+      continue;
+    }
+    collectives::RouteLinks own;
+    for (const auto& [a, b] : r.pairs)
+      if (const auto* links = links_of(r, a, b))
+        own[{a, b}] = *links;
+    r.private_rounds = collectives::private_rounds(r.schedule, own);
+    for (size_t k = 0; k < r.schedule.rounds.size(); ++k) {
+      for (const auto& f : r.schedule.rounds[k].flows)
+        if (const auto* links = links_of(r, f.src, f.dst))
+          for (uint64_t l : *links)
+            if (shared.count(l))
+              r.private_rounds[k] = false;
+      if (!r.private_rounds[k])
+        for (const auto& f : r.schedule.rounds[k].flows)
+          carried.emplace_back(g[size_t(f.src)], g[size_t(f.dst)]);
+    }
+  }
+  return carried;
 }
 
 } // namespace
 
 std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which) {
+  const auto wall_start = std::chrono::steady_clock::now();
   const std::unique_ptr<sg4::Engine> engine = create_engine();
   const topologies::FabricGraph fabric = topologies::build_fabric_graph(spec.fabric, spec.gpus);
   std::deque<JobRun> runs; // stable addresses
@@ -114,11 +168,12 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     for (size_t rank = 0; rank < g.size(); ++rank)
       speeds[size_t(g[rank])] = factors[rank] * s.gpu.peak_flops_per_s;
     actors += s.layout.model_parallel() ? 2 * s.gpus / s.layout.tensor
-                                        : s.gpus * (s.training.overlap_bucketed ? 2 : 1);
+                                        : s.gpus * (s.training.overlap_bucketed ? 2 : 1); // at most
   }
-  // Every pair SimGrid carries: no round is timed without messages, since another job's flows may
-  // cross any link (collectives/link_privacy.hpp holds for one job alone).
-  const Platform platform = build_platform(fabric, speeds, pairs);
+  RouteNeeds needs = [&runs](const collectives::RouteLinks& routes) { return carried_pairs(runs, routes); };
+  if (simulate_every_message())
+    needs = nullptr;
+  const Platform platform = build_platform(fabric, speeds, pairs, {}, {}, needs);
   guard_stacks(actors);
   for (JobRun& r : runs) {
     const Scenario& s = r.job->scenario;
@@ -128,7 +183,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
       r.stage_job = parallel::plan_stage_job(s, r.work, r.view, *r.recorder, r.places);
     } else {
       r.allreduce = std::make_unique<CollectiveRunner>(r.schedule, r.view, *r.recorder, s.fabric.message_latency_s,
-                                                       &r.faults);
+                                                       &r.faults, r.private_rounds);
       r.allreduce->set_job(r.index);
       r.streams.resize(s.training.overlap_bucketed ? size_t(s.gpus) : 0);
     }
@@ -160,35 +215,68 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     result.collective = s.layout.model_parallel() ? "ring" : r.schedule.algorithm;
     results.push_back(std::move(result));
   }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  for (RunResult& result : results) // the simulation's, shared by its jobs
+    result.sim_wall_s = wall_s;
   return results;
 }
 
-std::vector<nlohmann::json> run_jobs_isolated(const JobsSpec& spec, const std::vector<size_t>& which) {
-  const nlohmann::json reply = run_forked(spec.file, [&] {
+namespace {
+
+std::function<nlohmann::json()> jobs_work(const JobsSpec& spec, std::vector<size_t> which) {
+  return [&spec, which] {
     const std::vector<RunResult> results = run_jobs(spec, which);
     nlohmann::json records = nlohmann::json::array();
     for (size_t i = 0; i < which.size(); ++i)
       records.push_back(result_to_json(spec.jobs[which[i]].scenario, results[i]));
     return records;
-  });
+  };
+}
+
+} // namespace
+
+std::vector<nlohmann::json> run_jobs_isolated(const JobsSpec& spec, const std::vector<size_t>& which) {
+  const nlohmann::json reply = run_forked(spec.file, jobs_work(spec, which));
   return std::vector<nlohmann::json>(reply.begin(), reply.end());
 }
 
 nlohmann::json run_jobs_with_baselines(const JobsSpec& spec) {
-  std::vector<size_t> all(spec.jobs.size());
-  for (size_t j = 0; j < all.size(); ++j)
-    all[j] = j;
-  std::vector<nlohmann::json> together = run_jobs_isolated(spec, all);
+  const auto wall_start = std::chrono::steady_clock::now();
+  // Simulations: all jobs together, then each alone; as many at once as there are cores.
+  std::vector<std::vector<size_t>> sets(1);
+  for (size_t j = 0; j < spec.jobs.size(); ++j) {
+    sets.front().push_back(j);
+    sets.push_back({j});
+  }
+  // MEMWALL_JOBS_AT_ONCE=N caps it (bench/jobs/run.sh times the shared run by itself with 1).
+  size_t at_once = std::max(1u, std::thread::hardware_concurrency());
+  if (const char* cap = std::getenv("MEMWALL_JOBS_AT_ONCE"); cap && std::atoi(cap) > 0)
+    at_once = static_cast<size_t>(std::atoi(cap));
+  std::vector<nlohmann::json> replies(sets.size());
+  std::deque<std::pair<size_t, ForkedRun>> running;
+  for (size_t next = 0; next < sets.size() || !running.empty();) {
+    if (next < sets.size() && running.size() < at_once) {
+      running.emplace_back(next, start_forked(jobs_work(spec, sets[next])));
+      ++next;
+      continue;
+    }
+    const auto [index, child] = running.front();
+    running.pop_front();
+    const std::string label =
+        spec.file + (index == 0 ? "" : " (job '" + spec.jobs[sets[index].front()].scenario.name + "' alone)");
+    replies[index] = finish_forked(label, child);
+  }
   nlohmann::json out;
   out["name"] = spec.name;
   out["gpus"] = spec.gpus;
-  double busy_gpus = 0, tokens_per_s = 0, energy_j = 0, end_s = 0;
-  for (size_t j = 0; j < all.size(); ++j) {
+  double busy_gpus = 0, tokens_per_s = 0, energy_j = 0, end_s = 0, alone_wall_s = 0;
+  for (size_t j = 0; j < spec.jobs.size(); ++j) {
     const Job& job = spec.jobs[j];
-    nlohmann::json record = std::move(together[j]);
-    const nlohmann::json alone = run_jobs_isolated(spec, {j}).front();
+    nlohmann::json record = replies[0][j];
+    const nlohmann::json& alone = replies[j + 1][0];
     const double step_s = record["step_time_s"].get<double>();
     const double alone_s = alone["step_time_s"].get<double>();
+    alone_wall_s += alone["sim_wall_s"].get<double>();
     record["job"] = job.scenario.name;
     record["placement"] = placement_name(job.placement);
     record["servers"] = job.servers;
@@ -197,16 +285,20 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec) {
     record["slowdown"] = step_s / alone_s;
     busy_gpus += double(job.scenario.gpus);
     tokens_per_s += record["tokens_per_s_per_gpu"].get<double>() * double(job.scenario.gpus);
-    const double steps_s = step_s * double(job.scenario.steps);
     energy_j += record["energy_j"].get<double>() * double(job.scenario.gpus) * double(job.scenario.steps);
-    end_s = std::max(end_s, job.start_s + steps_s);
+    end_s = std::max(end_s, job.start_s + step_s * double(job.scenario.steps));
     out["jobs"].push_back(std::move(record));
   }
   out["cluster"] = {{"gpus_busy", busy_gpus},
                     {"gpus", spec.gpus},
                     {"tokens_per_s", tokens_per_s},
                     {"gpu_energy_j", energy_j},
-                    {"makespan_s", end_s}};
+                    {"makespan_s", end_s},
+                    // host wall-clock seconds: the shared simulation, the baselines, the whole (at once)
+                    {"sim_wall_s",
+                     {{"together", replies[0][0]["sim_wall_s"].get<double>()},
+                      {"alone", alone_wall_s},
+                      {"total", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()}}}};
   return out;
 }
 

@@ -26,12 +26,12 @@ RouteFigures route_figures(const Platform& platform, RunRecorder& recorder, sg4:
   r.bottleneck_bytes_per_s = links.empty() ? 0.0 : links.front()->get_bandwidth();
   for (const sg4::Link* link : links) {
     r.bottleneck_bytes_per_s = std::min(r.bottleneck_bytes_per_s, link->get_bandwidth());
-    const auto p = platform.pj_per_bit.find(link->get_name());
-    const double link_pj = p != platform.pj_per_bit.end() ? p->second : 0.0;
+    const auto p = platform.links->pj_per_bit.find(link->get_name());
+    const double link_pj = p != platform.links->pj_per_bit.end() ? p->second : 0.0;
     pj_per_bit += link_pj;
     r.links.push_back(link->get_name());
-    const auto c = platform.link_class.find(link->get_name());
-    recorder.register_link(link->get_name(), c != platform.link_class.end() ? c->second : "", link->get_bandwidth(),
+    const auto c = platform.links->link_class.find(link->get_name());
+    recorder.register_link(link->get_name(), c != platform.links->link_class.end() ? c->second : "", link->get_bandwidth(),
                            8.0 * link_pj * 1e-12);
   }
   r.j_per_byte = 8.0 * pj_per_bit * 1e-12;
