@@ -6,16 +6,15 @@ import numpy as np
 class Trace:
     """A trace file's tables as numpy structured arrays, plus its attributes."""
 
-    def __init__(self, path):
+    def __init__(self, path, job=None):
+        """`job`: in a jobs file's trace (several jobs on one fabric), the job's name or index, whose
+        rows and record are read; a jobs trace without it is refused with the jobs it holds."""
         with h5py.File(path, "r") as f:
             self.path = path
             self.attrs = {k: _text(v) for k, v in f.attrs.items()}
             self.phases = f["phases"][()]
             self.comms = f["comms"][()]
             self.links = f["links"][()]
-            if self.links.dtype.names and "name" in self.links.dtype.names:  # HDF5 strings reach numpy as bytes
-                self.link_names = [_text(n) for n in self.links["name"]]
-                self.link_kinds = [_text(n) for n in self.links["kind"]]
             self.per_gpu = f["summary/per_gpu"][()]
             self.power = f["power"][()] if "power" in f else None  # GPU power over time (memwall >= issue 15)
             # each server's and the whole job's power over time (memwall >= issue 30)
@@ -25,6 +24,32 @@ class Trace:
             enum = h5py.check_enum_dtype(f["phases"].dtype["phase"])
             self.phase_names = {value: name for name, value in enum.items()}
             self.units = {k[5:]: _text(v) for k, v in f["phases"].attrs.items() if k.startswith("unit_")}
+        if "jobs" in self.attrs:
+            self._select_job(job)
+        elif job is not None:
+            raise SystemExit(f"{path}: a scenario's trace, not a jobs file's: no job to pick")
+        if self.links.dtype.names and "name" in self.links.dtype.names:  # HDF5 strings reach numpy as bytes
+            self.link_names = [_text(n) for n in self.links["name"]]
+            self.link_kinds = [_text(n) for n in self.links["kind"]]
+
+    def _select_job(self, job):
+        """Keeps one job's rows of a jobs file's trace (each table's `job` column) and its record."""
+        import json
+        jobs = json.loads(self.attrs["jobs"])
+        names = [j["job"] for j in jobs]
+        pick = [j for j in jobs if j["job"] == job or str(j["index"]) == str(job)] if job is not None else []
+        if not pick:
+            raise SystemExit(f"{self.path}: a trace of several jobs ({', '.join(names)}): pick one with --job NAME")
+        index = pick[0]["index"]
+        for table in ("phases", "comms", "links", "per_gpu", "power", "power_servers", "power_job"):
+            rows = getattr(self, table)
+            if rows is not None:
+                setattr(self, table, rows[rows["job"] == index])
+        records = {r["name"]: r for r in json.loads(self.summary["jobs"])}
+        record = records[pick[0]["job"]]
+        self.summary = {k: v for k, v in record.items() if not isinstance(v, (dict, list))}
+        self.summary.update({"breakdown_" + k: v for k, v in record.get("breakdown", {}).items()})
+        self.attrs["scenario_name"] = pick[0]["job"]
 
     @property
     def name(self):

@@ -92,6 +92,32 @@ def main():
                   f"name: shared up-link\ncluster: {{gpus: 4, fabric: {fabric}}}\njobs:\n"
                   + job("a", 2, "    placement: explicit\n    servers: [0, 2]\n")
                   + job("b", 2, "    placement: explicit\n    servers: [1, 3]\n"))
+        # Its trace: the shared up-link has one /links row per job, each carrying that job's two
+        # rounds of G/2 and busy for them at half the link's rate (2 x (G/2) / (B/2) = 2G/B, plus the
+        # route's latency); the timeline names each job's processes.
+        trace, timeline = os.path.join(tmp, "uplink.h5"), os.path.join(tmp, "uplink.json")
+        p = subprocess.run([memwall, "run", os.path.join(tmp, "uplink.yaml"), "--trace", trace, "--timeline", timeline,
+                            "--trace-level", "message"], capture_output=True, text=True)
+        if p.returncode != 0:
+            problems.append(f"uplink trace: exit {p.returncode}: {p.stderr}")
+        else:
+            import h5py
+            with h5py.File(trace, "r") as f:
+                links = f["links"][()]
+            rows = [l for l in links if l["name"].decode().startswith("leaf0--spine_")]
+            ups = [l for l in rows if l["name"].decode().endswith("_UP") == (rows[0]["name"].decode().endswith("_UP"))]
+            if sorted(int(l["job"]) for l in ups) != [0, 1]:
+                problems.append(f"uplink trace: leaf0-spine rows {[(l['name'], l['job']) for l in rows]}, one per job wanted")
+            for l in ups:
+                if not close(l["bytes_carried"], GRAD_BYTES, 1e-9):
+                    problems.append(f"uplink trace: job {l['job']} carried {l['bytes_carried']} B over the up-link, G = {GRAD_BYTES}")
+                if not close(l["busy_s"], 2 * GRAD_BYTES / B, 1e-3):
+                    problems.append(f"uplink trace: job {l['job']} busy {l['busy_s']} s on the up-link, 2G/B = {2 * GRAD_BYTES / B}")
+            names = {e["args"]["name"] for e in json.load(open(timeline))["traceEvents"] if e.get("name") == "process_name"}
+            if not {"a: GPUs", "b: GPUs", "a: communication", "b: power (W)"} <= names:
+                problems.append(f"uplink timeline: processes {sorted(names)}")
+            print(f"shared up-link trace: {len(ups)} job rows on leaf0-spine, {[round(l['busy_s'] * 1e3, 4) for l in ups]} ms busy "
+                  f"(derived {2 * GRAD_BYTES / B * 1e3:.4f} ms)")
         for r in out["jobs"]:
             extra_s = (r["step_time_s"] - r["alone_step_time_s"])
             if not close(extra_s, GRAD_BYTES / B, 1e-9):

@@ -70,6 +70,53 @@ def parse_schema(path):
     return schema
 
 
+JOBS = """name: schema jobs
+cluster: {gpus: 32, fabric: dgx-h100-ndr}
+placement: spread
+jobs:
+  - {name: dp, gpu: H100-SXM, model: {hidden: 1024, layers: 4, heads: 16, seq_len: 1024, vocab: 32000},
+     batch: {global_batch: 16, micro_batch: 1}, cluster: {gpus: 16}}
+  - {name: mp, gpu: H100-SXM, model: {hidden: 1024, layers: 4, heads: 16, seq_len: 1024, vocab: 32000},
+     batch: {global_batch: 8, micro_batch: 1}, cluster: {gpus: 16}, parallelism: {tensor: 2, pipeline: 2},
+     start: 1ms}
+"""
+
+
+def check_jobs_trace(memwall, tmp, schema):
+    """A jobs file's trace: the documented tables and columns, every table with both jobs' rows, /summary
+    the cluster's figures and the jobs' records; returns its root attributes."""
+    path, trace = os.path.join(tmp, "jobs.yaml"), os.path.join(tmp, "jobs.h5")
+    open(path, "w").write(JOBS)
+    p = subprocess.run([memwall, "run", "--json", path, "--trace", trace], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"jobs: exit {p.returncode}: {p.stderr}")
+    out = json.loads(p.stdout)
+    with h5py.File(trace, "r") as f:
+        attrs = set(f.attrs)
+        if attrs - set(schema["Root attributes"]) or "jobs" not in attrs:
+            fail(f"jobs: root attributes {sorted(attrs)} against the schema's")
+        datasets = []
+        f.visititems(lambda n, o: datasets.append(n) if isinstance(o, h5py.Dataset) else None)
+        for name in datasets:
+            cols, doc = set(f[name].dtype.names), set(schema["/" + name])
+            if cols != doc:
+                fail(f"jobs: /{name} has {sorted(cols - doc)} not documented, lacks {sorted(doc - cols)}")
+            if set(np.unique(f[name]["job"])) != {0, 1}:
+                fail(f"jobs: /{name} has jobs {np.unique(f[name]['job'])}, expected 0 and 1")
+        want = {k for k, v in out["cluster"].items() if not isinstance(v, dict)} | {"jobs"}
+        if set(f["summary"].attrs) != want:
+            fail(f"jobs: /summary attributes {sorted(f['summary'].attrs)}, expected {sorted(want)}")
+        records = json.loads(f["summary"].attrs["jobs"])
+        if [r["name"] for r in records] != ["dp", "mp"]:
+            fail(f"jobs: /summary jobs names {[r['name'] for r in records]}")
+        phases = f["phases"][()]
+        late = phases[phases["job"] == 1]
+        if late["t_start_s"].min() < 1e-3 - 1e-12:
+            fail(f"jobs: the job that starts at 1 ms has a row from {late['t_start_s'].min()} s")
+    print(f"jobs: {len(datasets)} datasets with a job column, as documented")
+    return attrs
+
+
 def main():
     memwall, root = sys.argv[1], sys.argv[2]
     schema = parse_schema(os.path.join(root, "docs", "trace-schema.md"))
@@ -145,6 +192,7 @@ def main():
                     fail(f"{label}: link names {t.link_names[:3]} are not text")
             print(f"{label}: {len(datasets)} datasets, {len(comms)} messages of {sorted(present)}, "
                   f"{len(ids)} collective calls, as documented")
+        seen_attrs |= check_jobs_trace(memwall, tmp, schema)
         missing = set(schema["Root attributes"]) - seen_attrs
         if missing:
             fail(f"docs/trace-schema.md lists root attributes {sorted(missing)} that no trace has")

@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace memwall::sim {
+struct OutputOptions;
+}
+
 namespace memwall::cli {
 
 inline constexpr int kExitOk = 0;
@@ -63,7 +67,7 @@ int collbench_command(const CollbenchOptions& options);
 
 int run_command(const RunOptions& options);
 // `run` of a jobs file (a top-level `jobs:`): several jobs on one fabric.
-int jobs_command(const std::string& path, const RunOptions& options);
+int jobs_command(const std::string& path, const RunOptions& options, const sim::OutputOptions& output);
 int topo_command(const TopoOptions& options);
 int sweep_command(const SweepOptions& options);
 struct MergeOptions {

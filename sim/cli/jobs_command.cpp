@@ -31,7 +31,7 @@ std::string server_list(const std::vector<long long>& servers, size_t width = 22
 
 } // namespace
 
-int jobs_command(const std::string& path, const RunOptions& options) {
+int jobs_command(const std::string& path, const RunOptions& options, const sim::OutputOptions& output) {
   sim::jobs::JobsSpec spec;
   try {
     spec = sim::jobs::load_jobs(path, model::GpuCatalog::builtin());
@@ -45,7 +45,7 @@ int jobs_command(const std::string& path, const RunOptions& options) {
     std::cerr << "memwall: warning: " << w << "\n";
   nlohmann::json out;
   try {
-    out = sim::jobs::run_jobs_with_baselines(spec);
+    out = sim::jobs::run_jobs_with_baselines(spec, output);
   } catch (const std::exception& e) {
     std::cerr << "memwall: error: " << model::printable_message(e.what()) << "\n";
     return kExitInternal;

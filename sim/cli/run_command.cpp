@@ -137,9 +137,9 @@ int run_command(const RunOptions& options) {
     std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
-  if (!jobs_files.empty() && (!options.trace_path.empty() || !options.timeline_path.empty() || options.breakdown)) {
+  if (!jobs_files.empty() && options.breakdown) {
     std::cerr << "memwall: error: " << jobs_files.front()
-              << ": --trace, --timeline and --breakdown are not available for a jobs file yet (run a job alone)\n";
+              << ": --breakdown is not available for a jobs file yet (--json has each job's breakdown)\n";
     return kExitBadInput;
   }
   sim::OutputOptions output;
@@ -157,16 +157,20 @@ int run_command(const RunOptions& options) {
       output::check_output_target(output.trace_path, "--trace", {".h5", ".hdf5"});
     if (!output.timeline_path.empty())
       output::check_output_target(output.timeline_path, "--timeline", {".json"});
+    std::vector<std::string> inputs = jobs_files;
     for (const auto& s : scenarios)
+      inputs.push_back(s.file);
+    for (const auto& input : inputs)
       for (const std::string* target : {&output.trace_path, &output.timeline_path})
-        if (!target->empty() && output::same_file(*target, s.file))
+        if (!target->empty() && output::same_file(*target, input))
           throw model::InputError(*target, 0, "--trace", "is the scenario file itself");
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
     return kExitBadInput;
   }
-  if (output.tracing() && scenarios.size() != 1) {
-    std::cerr << "memwall: error: --trace and --timeline take exactly one scenario (got " << scenarios.size() << ")\n";
+  if (output.tracing() && scenarios.size() + jobs_files.size() != 1) {
+    std::cerr << "memwall: error: --trace and --timeline take exactly one scenario or jobs file (got "
+              << scenarios.size() + jobs_files.size() << ")\n";
     return kExitBadInput;
   }
   int code = kExitOk;
@@ -198,7 +202,7 @@ int run_command(const RunOptions& options) {
     if (header_printed && !options.json)
       std::cout << "\n";
     header_printed = true;
-    code = std::max(code, jobs_command(file, options));
+    code = std::max(code, jobs_command(file, options, output));
   }
   return code;
 }

@@ -9,6 +9,8 @@
 #include "sim/engine/isolated_run.hpp"
 #include "sim/engine/link_events.hpp"
 #include "sim/engine/phase_plan.hpp"
+#include "sim/jobs/jobs_trace.hpp"
+#include "sim/output/safe_file.hpp"
 #include "sim/engine/platform_builder.hpp"
 #include "sim/engine/private_rounds.hpp"
 #include "collectives/link_privacy.hpp"
@@ -23,10 +25,14 @@
 #include <cstdlib>
 #include <functional>
 #include <thread>
+
+#include <unistd.h>
 #include <deque>
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
+#include <cstdio>
 #include <stdexcept>
 
 namespace memwall::sim::jobs {
@@ -47,6 +53,7 @@ struct JobRun {
   std::vector<bool> private_rounds; // per round of `schedule`: timed without SimGrid messages
   std::vector<std::pair<long long, long long>> pairs; // in the job's ranks
   Platform view;                  // the shared platform's hosts and routes, in the job's ranks
+  std::optional<trace::TraceBuffer> trace;
   std::unique_ptr<RunRecorder> recorder;
   std::unique_ptr<CollectiveRunner> allreduce;
   std::vector<CommQueue> streams;
@@ -147,7 +154,7 @@ std::vector<std::pair<long long, long long>> carried_pairs(std::deque<JobRun>& r
 
 } // namespace
 
-std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which) {
+std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which, const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::unique_ptr<sg4::Engine> engine = create_engine();
   const topologies::FabricGraph fabric = topologies::build_fabric_graph(spec.fabric, spec.gpus);
@@ -171,14 +178,16 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
                                         : s.gpus * (s.training.overlap_bucketed ? 2 : 1); // at most
   }
   RouteNeeds needs = [&runs](const collectives::RouteLinks& routes) { return carried_pairs(runs, routes); };
-  if (simulate_every_message())
+  if (simulate_every_message() || output.tracing()) // a trace lists every message
     needs = nullptr;
   const Platform platform = build_platform(fabric, speeds, pairs, {}, {}, needs);
   guard_stacks(actors);
   for (JobRun& r : runs) {
     const Scenario& s = r.job->scenario;
     make_view(r, platform);
-    r.recorder = std::make_unique<RunRecorder>(s.gpus, s.gpu, nullptr);
+    if (output.tracing())
+      r.trace.emplace(output.trace_level, s.gpus);
+    r.recorder = std::make_unique<RunRecorder>(s.gpus, s.gpu, r.trace ? &*r.trace : nullptr);
     if (s.layout.model_parallel()) {
       r.stage_job = parallel::plan_stage_job(s, r.work, r.view, *r.recorder, r.places);
     } else {
@@ -218,14 +227,26 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   for (RunResult& result : results) // the simulation's, shared by its jobs
     result.sim_wall_s = wall_s;
+  if (output.tracing()) { // each job's rows tile its own time, from its start to its last GPU's end
+    std::vector<JobTrace> traces;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      JobRun& r = runs[i];
+      r.recorder->close_run(r.job->start_s + results[i].makespan_s, r.job->scenario.layout.pipeline > 1
+                                                                         ? trace::TracePhase::PipelineWait
+                                                                         : trace::TracePhase::Wait);
+      traces.push_back({size_t(r.index), &results[i], r.recorder.get(), &*r.trace});
+    }
+    export_jobs_trace(spec, traces, output);
+  }
   return results;
 }
 
 namespace {
 
-std::function<nlohmann::json()> jobs_work(const JobsSpec& spec, std::vector<size_t> which) {
-  return [&spec, which] {
-    const std::vector<RunResult> results = run_jobs(spec, which);
+std::function<nlohmann::json()> jobs_work(const JobsSpec& spec, std::vector<size_t> which,
+                                          const OutputOptions& output = {}) {
+  return [&spec, which, output] {
+    const std::vector<RunResult> results = run_jobs(spec, which, output);
     nlohmann::json records = nlohmann::json::array();
     for (size_t i = 0; i < which.size(); ++i)
       records.push_back(result_to_json(spec.jobs[which[i]].scenario, results[i]));
@@ -240,8 +261,24 @@ std::vector<nlohmann::json> run_jobs_isolated(const JobsSpec& spec, const std::v
   return std::vector<nlohmann::json>(reply.begin(), reply.end());
 }
 
-nlohmann::json run_jobs_with_baselines(const JobsSpec& spec) {
+nlohmann::json run_jobs_with_baselines(const JobsSpec& spec, const OutputOptions& final_output) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // The shared run writes its trace under staged names, moved into place once every simulation has
+  // succeeded: a failed baseline leaves no complete-looking trace behind.
+  OutputOptions output = final_output;
+  for (std::string* path : {&output.trace_path, &output.timeline_path})
+    if (!path->empty())
+      *path = output::temporary_path(*path, long(::getpid())) + ".staged";
+  struct Staged {
+    std::vector<std::pair<std::string, std::string>> files; // staged, final
+    bool keep = false;
+    ~Staged() {
+      for (const auto& [staged, final_path] : files)
+        if (!keep)
+          std::remove(staged.c_str());
+    }
+  } staged;
+  staged.files = {{output.trace_path, final_output.trace_path}, {output.timeline_path, final_output.timeline_path}};
   // Simulations: all jobs together, then each alone; as many at once as there are cores.
   std::vector<std::vector<size_t>> sets(1);
   for (size_t j = 0; j < spec.jobs.size(); ++j) {
@@ -256,7 +293,7 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec) {
   std::deque<std::pair<size_t, ForkedRun>> running;
   for (size_t next = 0; next < sets.size() || !running.empty();) {
     if (next < sets.size() && running.size() < at_once) {
-      running.emplace_back(next, start_forked(jobs_work(spec, sets[next])));
+      running.emplace_back(next, start_forked(jobs_work(spec, sets[next], next == 0 ? output : OutputOptions{})));
       ++next;
       continue;
     }
@@ -266,15 +303,18 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec) {
         spec.file + (index == 0 ? "" : " (job '" + spec.jobs[sets[index].front()].scenario.name + "' alone)");
     replies[index] = finish_forked(label, child);
   }
+  for (const auto& [staged_path, final_path] : staged.files)
+    if (!staged_path.empty() && std::rename(staged_path.c_str(), final_path.c_str()) != 0)
+      throw std::runtime_error(spec.file + ": cannot move the finished " + final_path + " into place");
+  staged.keep = true;
   nlohmann::json out;
   out["name"] = spec.name;
   out["gpus"] = spec.gpus;
-  double busy_gpus = 0, tokens_per_s = 0, energy_j = 0, end_s = 0, alone_wall_s = 0;
+  double alone_wall_s = 0;
   for (size_t j = 0; j < spec.jobs.size(); ++j) {
     const Job& job = spec.jobs[j];
     nlohmann::json record = replies[0][j];
     const nlohmann::json& alone = replies[j + 1][0];
-    const double step_s = record["step_time_s"].get<double>();
     const double alone_s = alone["step_time_s"].get<double>();
     alone_wall_s += alone["sim_wall_s"].get<double>();
     record["job"] = job.scenario.name;
@@ -282,23 +322,15 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec) {
     record["servers"] = job.servers;
     record["start_s"] = job.start_s;
     record["alone_step_time_s"] = alone_s;
-    record["slowdown"] = step_s / alone_s;
-    busy_gpus += double(job.scenario.gpus);
-    tokens_per_s += record["tokens_per_s_per_gpu"].get<double>() * double(job.scenario.gpus);
-    energy_j += record["energy_j"].get<double>() * double(job.scenario.gpus) * double(job.scenario.steps);
-    end_s = std::max(end_s, job.start_s + step_s * double(job.scenario.steps));
+    record["slowdown"] = record["step_time_s"].get<double>() / alone_s;
     out["jobs"].push_back(std::move(record));
   }
-  out["cluster"] = {{"gpus_busy", busy_gpus},
-                    {"gpus", spec.gpus},
-                    {"tokens_per_s", tokens_per_s},
-                    {"gpu_energy_j", energy_j},
-                    {"makespan_s", end_s},
-                    // host wall-clock seconds: the shared simulation, the baselines, the whole (at once)
-                    {"sim_wall_s",
-                     {{"together", replies[0][0]["sim_wall_s"].get<double>()},
-                      {"alone", alone_wall_s},
-                      {"total", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()}}}};
+  out["cluster"] = cluster_figures(spec, sets.front(), std::vector<nlohmann::json>(replies[0].begin(), replies[0].end()));
+  // host wall-clock seconds: the shared simulation, the baselines, the whole (at once)
+  out["cluster"]["sim_wall_s"] = {
+      {"together", replies[0][0]["sim_wall_s"].get<double>()},
+      {"alone", alone_wall_s},
+      {"total", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()}};
   return out;
 }
 

@@ -15,13 +15,16 @@ namespace memwall::sim::jobs {
 
 // Simulates the jobs `which` (indices into spec.jobs) together, in this process. A job's result
 // counts from its start: makespan_s is from its start to its last GPU's end.
-std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which);
+// With `output` tracing: the HDF5 trace and timeline of these jobs (sim/jobs/jobs_trace.hpp).
+std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which,
+                                const OutputOptions& output = {});
 
 // run_jobs in a forked child; the records (sim/output/result_json) in the order of `which`.
 std::vector<nlohmann::json> run_jobs_isolated(const JobsSpec& spec, const std::vector<size_t>& which);
 
 // All jobs together and each alone: one record per job with "alone_step_time_s" and "slowdown"
 // added, and the cluster's summary. Throws with the reason when a simulation fails.
-nlohmann::json run_jobs_with_baselines(const JobsSpec& spec);
+// `output`: the shared run's trace and timeline (written only once every simulation has succeeded).
+nlohmann::json run_jobs_with_baselines(const JobsSpec& spec, const OutputOptions& output = {});
 
 } // namespace memwall::sim::jobs

@@ -60,9 +60,9 @@ std::vector<trace::GpuSummaryRow> per_gpu_rows(const Scenario& s, const RunResul
 
 } // namespace
 
-void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& recorder,
-                  const trace::TraceBuffer& trace, const OutputOptions& output) {
-  if (!output.trace_path.empty()) {
+trace::TraceContents trace_contents(const Scenario& s, const RunResult& r, const RunRecorder& recorder,
+                                    const trace::TraceBuffer& trace, const OutputOptions& output) {
+  {
     const model::MemoryFootprint footprint = scenario_footprint(s);
     trace::TraceContents c;
     c.text_attributes = {
@@ -121,8 +121,14 @@ void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& reco
       }
       c.run_seed = double(s.reliability.seed);
     }
-    trace::write_hdf5_trace(output.trace_path, c);
+    return c;
   }
+}
+
+void export_trace(const Scenario& s, const RunResult& r, const RunRecorder& recorder,
+                  const trace::TraceBuffer& trace, const OutputOptions& output) {
+  if (!output.trace_path.empty())
+    trace::write_hdf5_trace(output.trace_path, trace_contents(s, r, recorder, trace, output));
   if (!output.timeline_path.empty())
     trace::write_timeline(output.timeline_path, trace.phases(), trace.comms(), output.timeline_gpus);
 }

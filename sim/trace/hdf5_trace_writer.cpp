@@ -115,7 +115,8 @@ void write_phases(hid_t file, const std::vector<PhaseRow>& rows) {
       .field("e_hbm_j", offsetof(PhaseRow, e_hbm_j), H5T_NATIVE_DOUBLE, "J")
       .field("e_static_j", offsetof(PhaseRow, e_static_j), H5T_NATIVE_DOUBLE, "J")
       .field("e_network_j", offsetof(PhaseRow, e_network_j), H5T_NATIVE_DOUBLE, "J")
-      .field("clock", offsetof(PhaseRow, clock), H5T_NATIVE_DOUBLE, "fraction of the maximum core clock");
+      .field("clock", offsetof(PhaseRow, clock), H5T_NATIVE_DOUBLE, "fraction of the maximum core clock")
+      .field("job", offsetof(PhaseRow, job), H5T_NATIVE_INT32, "index");
   write_table(file, "phases", c, rows.data(), rows.size(), "one row per simulated phase (aggregated per trace level)");
   H5Tclose(phase_type);
 }
@@ -129,7 +130,8 @@ void write_comms(hid_t file, const std::vector<CommRow>& rows) {
       .field("t_start_s", offsetof(CommRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
       .field("t_end_s", offsetof(CommRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
       .field("collective_id", offsetof(CommRow, collective_id), H5T_NATIVE_INT64, "id")
-      .field("kind", offsetof(CommRow, kind), phase_type, "enum");
+      .field("kind", offsetof(CommRow, kind), phase_type, "enum")
+      .field("job", offsetof(CommRow, job), H5T_NATIVE_INT32, "index");
   write_table(file, "comms", c, rows.data(), rows.size(), "one row per simulated message");
   H5Tclose(phase_type);
 }
@@ -140,7 +142,8 @@ void write_power(hid_t file, const std::vector<PowerRow>& rows) {
       .field("t_start_s", offsetof(PowerRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
       .field("t_end_s", offsetof(PowerRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
       .field("power_w", offsetof(PowerRow, power_w), H5T_NATIVE_DOUBLE, "W")
-      .field("clock", offsetof(PowerRow, clock), H5T_NATIVE_DOUBLE, "fraction of the maximum core clock");
+      .field("clock", offsetof(PowerRow, clock), H5T_NATIVE_DOUBLE, "fraction of the maximum core clock")
+      .field("job", offsetof(PowerRow, job), H5T_NATIVE_INT32, "index");
   write_table(file, "power", c, rows.data(), rows.size(),
               "each GPU's power over time: a compute-stream phase's arithmetic, HBM and static joules over its "
               "duration (network energy is the links')");
@@ -153,7 +156,8 @@ void write_server_power(hid_t file, const char* name, const std::vector<ServerPo
     c.field("server", offsetof(ServerPowerRow, server), H5T_NATIVE_INT32, "index");
   c.field("t_start_s", offsetof(ServerPowerRow, t_start_s), H5T_NATIVE_DOUBLE, "s")
       .field("t_end_s", offsetof(ServerPowerRow, t_end_s), H5T_NATIVE_DOUBLE, "s")
-      .field("power_w", offsetof(ServerPowerRow, power_w), H5T_NATIVE_DOUBLE, "W");
+      .field("power_w", offsetof(ServerPowerRow, power_w), H5T_NATIVE_DOUBLE, "W")
+      .field("job", offsetof(ServerPowerRow, job), H5T_NATIVE_INT32, "index");
   write_table(file, name, c, rows.data(), rows.size(), description);
 }
 
@@ -168,6 +172,7 @@ struct LinkRecord { // fixed-size strings for HDF5
   char name[64];
   char kind[32];
   double bandwidth_bytes_per_s, bytes_carried, busy_s, e_network_j;
+  int32_t job;
 };
 
 void write_links(hid_t file, const std::vector<LinkRow>& rows) {
@@ -179,6 +184,7 @@ void write_links(hid_t file, const std::vector<LinkRow>& rows) {
     records[i].bytes_carried = rows[i].bytes_carried;
     records[i].busy_s = rows[i].busy_s;
     records[i].e_network_j = rows[i].e_network_j;
+    records[i].job = rows[i].job;
   }
   const hid_t name_type = text_type(sizeof(LinkRecord::name));
   const hid_t kind_type = text_type(sizeof(LinkRecord::kind));
@@ -188,8 +194,10 @@ void write_links(hid_t file, const std::vector<LinkRow>& rows) {
       .field("bandwidth", offsetof(LinkRecord, bandwidth_bytes_per_s), H5T_NATIVE_DOUBLE, "B/s")
       .field("bytes_carried", offsetof(LinkRecord, bytes_carried), H5T_NATIVE_DOUBLE, "B")
       .field("busy_s", offsetof(LinkRecord, busy_s), H5T_NATIVE_DOUBLE, "s")
-      .field("e_network_j", offsetof(LinkRecord, e_network_j), H5T_NATIVE_DOUBLE, "J");
-  write_table(file, "links", c, records.data(), records.size(), "one row per link direction that carried traffic");
+      .field("e_network_j", offsetof(LinkRecord, e_network_j), H5T_NATIVE_DOUBLE, "J")
+      .field("job", offsetof(LinkRecord, job), H5T_NATIVE_INT32, "index");
+  write_table(file, "links", c, records.data(), records.size(),
+              "one row per link direction that carried traffic (per job whose messages crossed it)");
   H5Tclose(name_type);
   H5Tclose(kind_type);
 }
@@ -235,6 +243,7 @@ void write_summary(hid_t file, const TraceContents& t) {
   };
   for (const auto& [name, where] : fields)
     c.field(name, where.first, H5T_NATIVE_DOUBLE, where.second);
+  c.field("job", offsetof(GpuSummaryRow, job), H5T_NATIVE_INT32, "index");
   write_table(group, "per_gpu", c, t.per_gpu.data(), t.per_gpu.size(), "per-GPU totals over the whole run");
   for (const auto& [k, v] : t.summary_numbers)
     write_number_attribute(group, k, v);

@@ -17,6 +17,7 @@ struct GpuSummaryRow {
   double t_compute_s = 0, t_allreduce_s = 0, t_optimizer_s = 0, t_wait_s = 0;
   double flops = 0, hbm_bytes = 0, bytes_sent = 0, bytes_received = 0;
   double e_arith_j = 0, e_hbm_j = 0, e_static_j = 0, e_network_j = 0, e_total_j = 0;
+  int32_t job = 0;
 };
 
 struct TraceContents {

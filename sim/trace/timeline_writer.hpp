@@ -11,7 +11,9 @@
 
 namespace memwall::trace {
 
+// `job_names`: several jobs' rows (their `job` column), each job's four processes (GPUs,
+// communication, overlapped collectives, power) named after it, the first `max_gpus` GPUs of each.
 void write_timeline(const std::string& path, const std::vector<PhaseRow>& phases, const std::vector<CommRow>& comms,
-                    long long max_gpus);
+                    long long max_gpus, const std::vector<std::string>& job_names = {});
 
 } // namespace memwall::trace

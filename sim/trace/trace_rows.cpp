@@ -47,7 +47,7 @@ std::vector<PowerRow> power_rows(const std::vector<PhaseRow>& phases) {
     const double span_s = p.t_end_s - p.t_start_s;
     if (p.stream != TraceStream::Compute || span_s <= 0)
       continue;
-    rows.push_back({p.gpu, p.t_start_s, p.t_end_s, (p.e_arith_j + p.e_hbm_j + p.e_static_j) / span_s, p.clock});
+    rows.push_back({p.gpu, p.t_start_s, p.t_end_s, (p.e_arith_j + p.e_hbm_j + p.e_static_j) / span_s, p.clock, p.job});
   }
   return rows;
 }

@@ -58,6 +58,7 @@ struct PhaseRow {
   double e_static_j = 0;
   double e_network_j = 0;
   double clock = 1; // compute phases: the core clock they ran at, a fraction of the maximum (power cap)
+  int32_t job = 0;  // the job (a jobs file's, in file order; 0 for a scenario); `gpu` is its rank in it
 };
 
 // A GPU's power over one interval of the compute stream: its phase's joules (arithmetic, HBM, static)
@@ -68,6 +69,7 @@ struct PowerRow {
   double t_end_s = 0;
   double power_w = 0;
   double clock = 1;
+  int32_t job = 0;
 };
 
 // A server's (or the whole job's) power over one interval: its GPUs' power rows summed, plus what it
@@ -77,6 +79,7 @@ struct ServerPowerRow {
   double t_start_s = 0;
   double t_end_s = 0;
   double power_w = 0;
+  int32_t job = 0;
 };
 
 // The power of each server (whole_job false) or of the whole job (true) as a step function: one row
@@ -106,6 +109,7 @@ struct CommRow {
   double t_end_s = 0;
   int64_t collective_id = 0; // one id per collective call (RunRecorder::collective_id), the same on all its messages
   TracePhase kind = TracePhase::AllReduce; // allreduce, reducescatter, allgather, tp_comm, cp_comm, ep_comm, pp_send
+  int32_t job = 0;
 };
 
 struct LinkRow {
@@ -115,6 +119,7 @@ struct LinkRow {
   double bytes_carried = 0;
   double busy_s = 0; // union of the intervals during which messages crossed it
   double e_network_j = 0;
+  int32_t job = 0; // whose messages (one row per job that used the link)
 };
 
 } // namespace memwall::trace
