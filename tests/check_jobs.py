@@ -189,6 +189,27 @@ def main():
                    f"jobs:\n{job('a', n)}{job('b', n, f'    start: {late}s' + chr(10))}", json_out=False)
         if text.count("\n") != 5 or "slowdown" not in text:
             problems.append(f"the table is not a header, two job rows and the cluster line:\n{text}")
+        # 6. A sweep over placement and fabric (scenarios/jobs-sweep-placement.yaml): a row per point
+        # with each job's columns; packed, and anything on the non-blocking fabric, runs as alone;
+        # spread and random on the 2:1 fat-tree never beat packed.
+        import csv
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        sweep_out = os.path.join(tmp, "sweep.csv")
+        p = subprocess.run([memwall, "sweep", os.path.join(root, "scenarios", "jobs-sweep-placement.yaml"), "--out",
+                            sweep_out], capture_output=True, text=True)
+        if p.returncode != 0:
+            problems.append(f"jobs sweep: exit {p.returncode}: {p.stderr}")
+        else:
+            rows = list(csv.DictReader(open(sweep_out)))
+            packed = {r["cluster.fabric"]: float(r["job1_step_time_s"]) for r in rows if r["placement"] == "packed"}
+            for r in rows:
+                slowdowns = [float(r[f"job{j}_slowdown"]) for j in range(1, 5)]
+                if (r["placement"] == "packed" or r["cluster.fabric"] == "dgx-h100-ndr") and slowdowns != [1.0] * 4:
+                    problems.append(f"jobs sweep point {r['point']}: slowdowns {slowdowns}, 1 expected")
+                if float(r["job1_step_time_s"]) < packed[r["cluster.fabric"]] * (1 - 1e-12):
+                    problems.append(f"jobs sweep point {r['point']}: {r['placement']} faster than packed")
+            print(f"jobs sweep: {len(rows)} points, slowdowns " +
+                  ", ".join(f"{r['placement']}/{r['cluster.fabric']} {float(r['job1_slowdown']):.3f}" for r in rows))
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0

@@ -55,23 +55,24 @@ int jobs_command(const std::string& path, const RunOptions& options, const sim::
     return kExitOk;
   }
   std::cout << model::format("%s: %zu jobs on %s (%lld GPUs, %lld servers of %lld)\n", spec.name.c_str(),
-                             spec.jobs.size(), spec.fabric.name.c_str(), spec.gpus, spec.gpus / spec.gpus_per_server,
-                             spec.gpus_per_server);
-  std::cout << model::format("%-24s %6s %-9s %-22s %8s %10s %10s %8s %10s\n", "job", "GPUs", "placement", "servers",
-                             "start s", "step s", "alone s", "slowdown", "tok/s/GPU");
+                             spec.jobs.size(), spec.fabric.name.c_str(), spec.gpus,
+                             spec.gpus / spec.gpus_per_server, spec.gpus_per_server);
+  std::cout << model::format("%-24s %6s %-9s %-22s %8s %10s %10s %8s %10s\n", "job", "GPUs", "placement",
+                             "servers", "start s", "step s", "alone s", "slowdown", "tok/s/GPU");
   for (size_t j = 0; j < spec.jobs.size(); ++j) {
     const nlohmann::json& r = out["jobs"][j];
     const sim::jobs::Job& job = spec.jobs[j];
-    std::cout << model::format("%-24s %6lld %-9s %-22s %8.4g %10.4g %10.4g %8.3f %10.1f\n", job.scenario.name.c_str(),
-                               job.scenario.gpus, sim::jobs::placement_name(job.placement),
-                               server_list(job.servers).c_str(), job.start_s, r["step_time_s"].get<double>(),
-                               r["alone_step_time_s"].get<double>(), r["slowdown"].get<double>(),
-                               r["tokens_per_s_per_gpu"].get<double>());
+    std::cout << model::format(
+        "%-24s %6lld %-9s %-22s %8.4g %10.4g %10.4g %8.3f %10.1f\n", job.scenario.name.c_str(),
+        job.scenario.gpus, sim::jobs::placement_name(job.placement), server_list(job.servers).c_str(),
+        job.start_s, r["step_time_s"].get<double>(), r["alone_step_time_s"].get<double>(),
+        r["slowdown"].get<double>(), r["tokens_per_s_per_gpu"].get<double>());
   }
   const nlohmann::json& c = out["cluster"];
-  std::cout << model::format("cluster: %.0f of %lld GPUs busy, %.4g tokens/s, GPU energy %.4g J, last job ends at %.4g s\n",
-                             c["gpus_busy"].get<double>(), spec.gpus, c["tokens_per_s"].get<double>(),
-                             c["gpu_energy_j"].get<double>(), c["makespan_s"].get<double>());
+  std::cout << model::format(
+      "cluster: %.0f of %lld GPUs busy, %.4g tokens/s, GPU energy %.4g J, last job ends at %.4g s\n",
+      c["gpus_busy"].get<double>(), spec.gpus, c["tokens_per_s"].get<double>(),
+      c["gpu_energy_j"].get<double>(), c["makespan_s"].get<double>());
   return kExitOk;
 }
 

@@ -234,7 +234,11 @@ int validate_command(const std::vector<std::string>& paths) {
         const sweep::SweepSpec spec = sweep::load_sweep(file);
         for (const auto& p : spec.points)
           try {
-            sim::parse_scenario(model::InputNode::load_string(p.scenario_yaml, file), model::GpuCatalog::builtin());
+            const model::InputNode point = model::InputNode::load_string(p.scenario_yaml, file);
+            if (point.is_map() && point.has("jobs"))
+              sim::jobs::parse_jobs(point, model::GpuCatalog::builtin());
+            else
+              sim::parse_scenario(point, model::GpuCatalog::builtin());
           } catch (const model::InputError& e) {
             throw sweep::locate_in_sweep(spec, p, e);
           }

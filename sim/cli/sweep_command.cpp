@@ -2,6 +2,7 @@
 
 #include "model/input_error.hpp"
 #include "sim/output/result_json.hpp"
+#include "sim/jobs/jobs_spec.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/point_runner.hpp"
 #include "sim/sweep/process_pool.hpp"
@@ -32,12 +33,20 @@ using sweep::ResultsTable;
 
 namespace {
 
+// Jobs in the sweep's base when it is a jobs file (several jobs on one fabric), else 0.
+size_t jobs_in(const sweep::SweepSpec& spec) {
+  return spec.base && spec.base->is_map() && spec.base->has("jobs") && spec.base->child("jobs").is_sequence()
+             ? spec.base->child("jobs").elements().size()
+             : 0;
+}
+
 std::vector<std::string> result_columns(const sweep::SweepSpec& spec) {
   // sweep_points: how many points the whole sweep has, so that a merge can name the missing ones.
   std::vector<std::string> columns{"point", "status", "error", "sweep_points"};
   columns.insert(columns.end(), spec.keys.begin(), spec.keys.end());
-  for (const auto& k : sim::deterministic_record_keys())
-    columns.push_back(k);
+  const std::vector<std::string> results =
+      jobs_in(spec) ? sim::jobs::sweep_jobs_columns(jobs_in(spec)) : sim::deterministic_record_keys();
+  columns.insert(columns.end(), results.begin(), results.end());
   return columns;
 }
 
@@ -47,8 +56,13 @@ std::vector<std::string> row_for(const sweep::SweepSpec& spec, const sweep::Swee
                                std::to_string(spec.points.size())};
   for (const auto& [key, value] : p.values)
     row.push_back(value);
-  for (const auto& k : sim::deterministic_record_keys())
-    row.push_back(record ? sim::record_cell(*record, k) : "");
+  if (const size_t jobs = jobs_in(spec)) {
+    for (auto& cell : sim::jobs::sweep_jobs_cells(record, jobs))
+      row.push_back(std::move(cell));
+  } else {
+    for (const auto& k : sim::deterministic_record_keys())
+      row.push_back(record ? sim::record_cell(*record, k) : "");
+  }
   row.resize(width);
   return row;
 }
@@ -130,7 +144,11 @@ int sweep_command(const SweepOptions& options) {
     }
     const std::string label = spec.file + " point " + std::to_string(p.index);
     try {
-      sim::parse_scenario(model::InputNode::load_string(p.scenario_yaml, label), catalog);
+      const model::InputNode point = model::InputNode::load_string(p.scenario_yaml, label);
+      if (jobs_in(spec))
+        sim::jobs::parse_jobs(point, catalog);
+      else
+        sim::parse_scenario(point, catalog);
     } catch (const model::InputError& raw) {
       const model::InputError e = sweep::locate_in_sweep(spec, p, raw);
       results.set_row(p.index, row_for(spec, p, width, e.what(), nullptr));

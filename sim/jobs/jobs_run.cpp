@@ -2,6 +2,7 @@
 
 #include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
+#include "collectives/link_privacy.hpp"
 #include "parallel/stage_setup.hpp"
 #include "sim/engine/collective_runner.hpp"
 #include "sim/engine/comm_actor.hpp"
@@ -9,12 +10,11 @@
 #include "sim/engine/isolated_run.hpp"
 #include "sim/engine/link_events.hpp"
 #include "sim/engine/phase_plan.hpp"
-#include "sim/jobs/jobs_trace.hpp"
-#include "sim/output/safe_file.hpp"
 #include "sim/engine/platform_builder.hpp"
 #include "sim/engine/private_rounds.hpp"
-#include "collectives/link_privacy.hpp"
+#include "sim/jobs/jobs_trace.hpp"
 #include "sim/output/result_json.hpp"
+#include "sim/output/safe_file.hpp"
 #include "topologies/fabric_loader.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -26,14 +26,14 @@
 #include <functional>
 #include <thread>
 
-#include <unistd.h>
+#include <cstdio>
 #include <deque>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
-#include <cstdio>
+#include <set>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace memwall::sim::jobs {
 
@@ -49,10 +49,10 @@ struct JobRun {
   topologies::FabricGraph graph; // the fabric with this job's ranks (job_fabric_graph)
   StepWork work;
   std::vector<collectives::GpuPlace> places;
-  collectives::Schedule schedule; // data parallelism only
+  collectives::Schedule schedule;   // data parallelism only
   std::vector<bool> private_rounds; // per round of `schedule`: timed without SimGrid messages
   std::vector<std::pair<long long, long long>> pairs; // in the job's ranks
-  Platform view;                  // the shared platform's hosts and routes, in the job's ranks
+  Platform view; // the shared platform's hosts and routes, in the job's ranks
   std::optional<trace::TraceBuffer> trace;
   std::unique_ptr<RunRecorder> recorder;
   std::unique_ptr<CollectiveRunner> allreduce;
@@ -154,7 +154,8 @@ std::vector<std::pair<long long, long long>> carried_pairs(std::deque<JobRun>& r
 
 } // namespace
 
-std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which, const OutputOptions& output) {
+std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>& which,
+                                const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::unique_ptr<sg4::Engine> engine = create_engine();
   const topologies::FabricGraph fabric = topologies::build_fabric_graph(spec.fabric, spec.gpus);
@@ -191,8 +192,8 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     if (s.layout.model_parallel()) {
       r.stage_job = parallel::plan_stage_job(s, r.work, r.view, *r.recorder, r.places);
     } else {
-      r.allreduce = std::make_unique<CollectiveRunner>(r.schedule, r.view, *r.recorder, s.fabric.message_latency_s,
-                                                       &r.faults, r.private_rounds);
+      r.allreduce = std::make_unique<CollectiveRunner>(
+          r.schedule, r.view, *r.recorder, s.fabric.message_latency_s, &r.faults, r.private_rounds);
       r.allreduce->set_job(r.index);
       r.streams.resize(s.training.overlap_bucketed ? size_t(s.gpus) : 0);
     }
@@ -232,8 +233,8 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     for (size_t i = 0; i < runs.size(); ++i) {
       JobRun& r = runs[i];
       r.recorder->close_run(r.job->start_s + results[i].makespan_s, r.job->scenario.layout.pipeline > 1
-                                                                         ? trace::TracePhase::PipelineWait
-                                                                         : trace::TracePhase::Wait);
+                                                                        ? trace::TracePhase::PipelineWait
+                                                                        : trace::TracePhase::Wait);
       traces.push_back({size_t(r.index), &results[i], r.recorder.get(), &*r.trace});
     }
     export_jobs_trace(spec, traces, output);
@@ -278,7 +279,8 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec, const OutputOptions
           std::remove(staged.c_str());
     }
   } staged;
-  staged.files = {{output.trace_path, final_output.trace_path}, {output.timeline_path, final_output.timeline_path}};
+  staged.files = {{output.trace_path, final_output.trace_path},
+                  {output.timeline_path, final_output.timeline_path}};
   // Simulations: all jobs together, then each alone; as many at once as there are cores.
   std::vector<std::vector<size_t>> sets(1);
   for (size_t j = 0; j < spec.jobs.size(); ++j) {
@@ -293,7 +295,8 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec, const OutputOptions
   std::deque<std::pair<size_t, ForkedRun>> running;
   for (size_t next = 0; next < sets.size() || !running.empty();) {
     if (next < sets.size() && running.size() < at_once) {
-      running.emplace_back(next, start_forked(jobs_work(spec, sets[next], next == 0 ? output : OutputOptions{})));
+      running.emplace_back(next,
+                           start_forked(jobs_work(spec, sets[next], next == 0 ? output : OutputOptions{})));
       ++next;
       continue;
     }
@@ -325,7 +328,8 @@ nlohmann::json run_jobs_with_baselines(const JobsSpec& spec, const OutputOptions
     record["slowdown"] = record["step_time_s"].get<double>() / alone_s;
     out["jobs"].push_back(std::move(record));
   }
-  out["cluster"] = cluster_figures(spec, sets.front(), std::vector<nlohmann::json>(replies[0].begin(), replies[0].end()));
+  out["cluster"] =
+      cluster_figures(spec, sets.front(), std::vector<nlohmann::json>(replies[0].begin(), replies[0].end()));
   // host wall-clock seconds: the shared simulation, the baselines, the whole (at once)
   out["cluster"]["sim_wall_s"] = {
       {"together", replies[0][0]["sim_wall_s"].get<double>()},

@@ -10,6 +10,8 @@
 #include <map>
 #include <random>
 #include <set>
+#include <cstdio>
+#include <iterator>
 
 namespace memwall::sim::jobs {
 
@@ -26,10 +28,14 @@ bool is_jobs_file(const std::string& path) {
 
 const char* placement_name(Placement p) {
   switch (p) {
-  case Placement::Packed: return "packed";
-  case Placement::Spread: return "spread";
-  case Placement::Random: return "random";
-  case Placement::Explicit: return "explicit";
+  case Placement::Packed:
+    return "packed";
+  case Placement::Spread:
+    return "spread";
+  case Placement::Random:
+    return "random";
+  case Placement::Explicit:
+    return "explicit";
   }
   return "?";
 }
@@ -38,8 +44,10 @@ namespace {
 
 Placement parse_placement(const InputNode& node) {
   const std::string p = node.as_one_of({"packed", "spread", "random", "explicit"});
-  return p == "packed" ? Placement::Packed : p == "spread" ? Placement::Spread
-         : p == "random" ? Placement::Random : Placement::Explicit;
+  return p == "packed"   ? Placement::Packed
+         : p == "spread" ? Placement::Spread
+         : p == "random" ? Placement::Random
+                         : Placement::Explicit;
 }
 
 // One item of `jobs:`: inline scenario keys, or `base:` a scenario file with a few keys changed.
@@ -60,8 +68,9 @@ Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, P
     job.scenario = parse_scenario(root, catalog, nullptr, &own);
     for (const auto key : kJobKeys) // the job's keys are the jobs file's, not its base's
       if (root.has(std::string(key)))
-        root.child(std::string(key)).fail("a base scenario of a job takes no '" + std::string(key) +
-                                          "': give it in the jobs file's item");
+        root.child(std::string(key))
+            .fail("a base scenario of a job takes no '" + std::string(key) +
+                  "': give it in the jobs file's item");
     if (auto steps = item.optional_child("steps"))
       job.scenario.steps = steps->as_count(kMaxSteps, "steps");
   } else {
@@ -103,15 +112,18 @@ void place(JobsSpec& spec, const InputNode& list) {
       continue;
     const InputNode node = items[j].child("servers");
     if (static_cast<long long>(job.servers.size()) != needed(job))
-      node.fail("the job's " + std::to_string(job.scenario.gpus) + " GPUs take " + std::to_string(needed(job)) +
-                " servers; the list names " + std::to_string(job.servers.size()));
+      node.fail("the job's " + std::to_string(job.scenario.gpus) + " GPUs take " +
+                std::to_string(needed(job)) + " servers; the list names " +
+                std::to_string(job.servers.size()));
     for (long long s : job.servers) {
       if (s >= servers)
-        node.fail("server " + std::to_string(s) + " does not exist (the fabric has " + std::to_string(servers) + ")");
+        node.fail("server " + std::to_string(s) + " does not exist (the fabric has " +
+                  std::to_string(servers) + ")");
       if (owner[size_t(s)] >= 0)
         node.fail("server " + std::to_string(s) + " is " +
-                  (size_t(owner[size_t(s)]) == j ? "listed twice"
-                                                  : "also in job '" + spec.jobs[size_t(owner[size_t(s)])].scenario.name + "'"));
+                  (size_t(owner[size_t(s)]) == j
+                       ? "listed twice"
+                       : "also in job '" + spec.jobs[size_t(owner[size_t(s)])].scenario.name + "'"));
       owner[size_t(s)] = static_cast<long long>(j);
     }
   }
@@ -127,8 +139,8 @@ void place(JobsSpec& spec, const InputNode& list) {
     const long long k = needed(job);
     if (k > static_cast<long long>(free.size()))
       items[j].child("cluster").child("gpus").fail(
-          "the job needs " + std::to_string(k) + " servers; " + std::to_string(free.size()) + " of the fabric's " +
-          std::to_string(servers) + " are free once the jobs before it are placed");
+          "the job needs " + std::to_string(k) + " servers; " + std::to_string(free.size()) +
+          " of the fabric's " + std::to_string(servers) + " are free once the jobs before it are placed");
     if (job.placement == Placement::Packed) {
       job.servers.assign(free.begin(), free.begin() + k);
     } else if (job.placement == Placement::Spread) { // evenly spaced over the free servers
@@ -151,7 +163,11 @@ void place(JobsSpec& spec, const InputNode& list) {
 } // namespace
 
 JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog) {
-  const InputNode root = InputNode::load_file(path);
+  return parse_jobs(InputNode::load_file(path), catalog);
+}
+
+JobsSpec parse_jobs(const InputNode& root, const model::GpuCatalog& catalog) {
+  const std::string& path = root.file();
   root.check_keys({"name", "cluster", "placement", "seed", "jobs"});
   JobsSpec spec;
   spec.file = path;
@@ -167,7 +183,8 @@ JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog) {
   shared.inventory = fabric_inventory(graph, spec.gpus);
   spec.fabric = shared.fabric;
   spec.gpus_per_server = topologies::gpus_per_node(graph);
-  const Placement placement = root.has("placement") ? parse_placement(root.child("placement")) : Placement::Packed;
+  const Placement placement =
+      root.has("placement") ? parse_placement(root.child("placement")) : Placement::Packed;
   if (placement == Placement::Explicit)
     root.child("placement").fail("explicit placement is per job (each job's servers: [..])");
   if (auto seed = root.optional_child("seed"))
@@ -189,13 +206,49 @@ JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog) {
   return spec;
 }
 
+namespace {
+
+const char* const kClusterColumns[] = {"gpus_busy", "tokens_per_s", "gpu_energy_j", "makespan_s"};
+const char* const kJobColumns[] = {"name", "gpus", "step_time_s", "alone_step_time_s", "slowdown",
+                                   "tokens_per_s_per_gpu"};
+
+} // namespace
+
+std::vector<std::string> sweep_jobs_columns(size_t jobs) {
+  std::vector<std::string> columns(std::begin(kClusterColumns), std::end(kClusterColumns));
+  for (size_t j = 1; j <= jobs; ++j)
+    for (const char* c : kJobColumns)
+      columns.push_back("job" + std::to_string(j) + "_" + c);
+  return columns;
+}
+
+std::vector<std::string> sweep_jobs_cells(const nlohmann::json* result, size_t jobs) {
+  std::vector<std::string> cells;
+  auto cell = [](const nlohmann::json& v) {
+    if (v.is_string())
+      return v.get<std::string>();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v.get<double>());
+    return std::string(text);
+  };
+  for (const char* c : kClusterColumns)
+    cells.push_back(result ? cell(result->at("cluster").at(c)) : "");
+  for (size_t j = 0; j < jobs; ++j)
+    for (const char* c : kJobColumns) {
+      const bool has = result && j < result->at("jobs").size();
+      cells.push_back(has ? cell(result->at("jobs")[j].at(std::string(c) == "name" ? "job" : c)) : "");
+    }
+  return cells;
+}
+
 topologies::FabricGraph job_fabric_graph(const topologies::FabricGraph& fabric, const Job& job) {
   topologies::FabricGraph graph = fabric;
   std::map<long long, long long> rank_of; // fabric rank -> job rank
   for (size_t r = 0; r < job.gpu_ranks.size(); ++r)
     rank_of[job.gpu_ranks[r]] = static_cast<long long>(r);
   // Its servers 0..k-1 in its rank order: whole servers, or the first GPUs of one.
-  const long long per_server = static_cast<long long>(job.gpu_ranks.size() / std::max<size_t>(1, job.servers.size()));
+  const long long per_server =
+      static_cast<long long>(job.gpu_ranks.size() / std::max<size_t>(1, job.servers.size()));
   for (auto [v, end] = boost::vertices(graph); v != end; ++v) {
     topologies::FabricNode& node = graph[*v];
     if (node.kind != topologies::NodeKind::Gpu)

@@ -6,6 +6,8 @@
 #include "sim/scenario/scenario.hpp"
 #include "topologies/fabric_graph.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -17,21 +19,21 @@ namespace memwall::sim::jobs {
 enum class Placement { Packed, Spread, Random, Explicit };
 
 struct Job {
-  Scenario scenario;                 // its own GPUs (scenario.gpus), layout, steps; the shared fabric
+  Scenario scenario; // its own GPUs (scenario.gpus), layout, steps; the shared fabric
   Placement placement = Placement::Packed;
-  std::vector<long long> servers;    // the servers it runs on, in its rank order
-  std::vector<long long> gpu_ranks;  // fabric GPU rank of each of its ranks (its rank r on gpu_ranks[r])
-  double start_s = 0;                // when its GPUs start their first step
-  int line = 0;                      // of its item in the jobs file
+  std::vector<long long> servers;   // the servers it runs on, in its rank order
+  std::vector<long long> gpu_ranks; // fabric GPU rank of each of its ranks (its rank r on gpu_ranks[r])
+  double start_s = 0;               // when its GPUs start their first step
+  int line = 0;                     // of its item in the jobs file
 };
 
 struct JobsSpec {
   std::string name;
   std::string file;
-  long long gpus = 0;                // the fabric's GPUs
+  long long gpus = 0; // the fabric's GPUs
   long long gpus_per_server = 1;
   topologies::FabricSpec fabric;
-  unsigned long long seed = 0;       // for random placement
+  unsigned long long seed = 0; // for random placement
   std::vector<Job> jobs;
   std::vector<std::string> warnings;
 };
@@ -41,6 +43,13 @@ bool is_jobs_file(const std::string& path);
 
 // Reads, validates and places. Bad input: model::InputError naming file, line and key.
 JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog);
+// The same from a parsed file (a sweep's point: sim/cli/sweep_command.cpp).
+JobsSpec parse_jobs(const model::InputNode& root, const model::GpuCatalog& catalog);
+
+// A sweep over a jobs file has these result columns after its swept keys: the cluster's figures,
+// then per job (in file order, `job1_` ...) its name and figures (sweep_jobs_cells fills them).
+std::vector<std::string> sweep_jobs_columns(size_t jobs);
+std::vector<std::string> sweep_jobs_cells(const nlohmann::json* result, size_t jobs);
 
 const char* placement_name(Placement placement);
 

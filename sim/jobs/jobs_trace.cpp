@@ -86,21 +86,23 @@ void export_jobs_trace(const JobsSpec& spec, const std::vector<JobTrace>& jobs, 
                       {"servers", job.servers},
                       {"start_s", job.start_s}});
   }
-  all.text_attributes = {{"memwall_version", memwall_version},
-                         {"simgrid_version", simgrid_version},
-                         {"scenario_name", spec.name},
-                         {"scenario_file", spec.file},
-                         {"scenario_yaml", model::InputNode::read_text_file(spec.file)},
-                         {"gpu", gpu_names},
-                         {"fabric", topologies::describe_fabric(spec.fabric)},
-                         {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)},
-                         {"oom", oom ? "true" : "false"},
-                         {"memory", memory},
-                         {"jobs", placed.dump()}};
+  all.text_attributes = {
+      {"memwall_version", memwall_version},
+      {"simgrid_version", simgrid_version},
+      {"scenario_name", spec.name},
+      {"scenario_file", spec.file},
+      {"scenario_yaml", model::InputNode::read_text_file(spec.file)},
+      {"gpu", gpu_names},
+      {"fabric", topologies::describe_fabric(spec.fabric)},
+      {"options", std::string("trace_level=") + trace::trace_level_name(output.trace_level)},
+      {"oom", oom ? "true" : "false"},
+      {"memory", memory},
+      {"jobs", placed.dump()}};
   const nlohmann::json cluster = cluster_figures(spec, which, records);
   for (const auto& [key, value] : cluster.items())
     all.summary_numbers[key] = value.get<double>();
-  all.summary_texts["jobs"] = nlohmann::json(records).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  all.summary_texts["jobs"] =
+      nlohmann::json(records).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   all.phases = &phases;
   all.comms = &comms;
   if (!output.trace_path.empty())

@@ -178,6 +178,16 @@ SweepSpec load_sweep(const std::string& path) {
             std::filesystem::absolute(std::filesystem::path(origin).parent_path() / p).lexically_normal().string();
       }
     }
+    // A jobs file's items name their base scenarios relative to it: absolute, as for the fabric.
+    if (scenario["jobs"] && scenario["jobs"].IsSequence())
+      for (YAML::Node item : scenario["jobs"])
+        if (item.IsMap() && item["base"] && item["base"].IsScalar()) {
+          const std::filesystem::path p(item["base"].as<std::string>());
+          if (p.is_relative())
+            item["base"] = std::filesystem::absolute(std::filesystem::path(spec.base->file()).parent_path() / p)
+                               .lexically_normal()
+                               .string();
+        }
     std::string label;
     for (const auto& key : spec.keys) {
       point.values.emplace_back(key, values.at(key));
