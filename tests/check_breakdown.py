@@ -70,6 +70,8 @@ def shipped(memwall, skip):
                 continue
             if os.path.relpath(path, ROOT).startswith("scenarios/published/"):
                 continue  # up to 16,384 GPUs, some refused: tests/check_published.py and bench/ run them
+            if os.path.basename(d) == "jobs":
+                continue  # a jobs file's job without its fabric: checked through the jobs file below
             text = open(path).read()
             if re.search(r"^(base|sweep|fabrics|search|collbench):", text, re.M):
                 continue  # a sweep, a plan or a collbench case: `memwall run` refuses it
@@ -77,7 +79,11 @@ def shipped(memwall, skip):
     files.sort()
     with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
         for path, r in zip(files, pool.map(lambda f: run_json(memwall, f), files)):
-            check_sums(os.path.relpath(path, ROOT), r)
+            if "jobs" in r and "cluster" in r:  # several jobs on one fabric: every job's breakdown
+                for job in r["jobs"]:
+                    check_sums(f"{os.path.relpath(path, ROOT)} job {job['job']}", job)
+            else:
+                check_sums(os.path.relpath(path, ROOT), r)
     print(f"ok: {len(files)} shipped scenarios, breakdown sums to the step within 1e-9")
 
 
