@@ -189,6 +189,26 @@ def main():
                    f"jobs:\n{job('a', n)}{job('b', n, f'    start: {late}s' + chr(10))}", json_out=False)
         if text.count("\n") != 5 or "slowdown" not in text:
             problems.append(f"the table is not a header, two job rows and the cluster line:\n{text}")
+        # 5b. Placement by leaf (fat-tree-2to1: 32 NIC ports per leaf, 8 NICs per server: servers 4l..4l+3
+        # on leaf l). Three 3-server jobs: by server, b takes 3-5 and straddles leaves 0 and 1, where
+        # spread c (6, 9, 12) meets it; by leaf, packed jobs get whole leaves of their own and spread c
+        # takes one server per free leaf in turn, so no two jobs share a leaf: every slowdown is 1.
+        three = "".join(job(name, 24, "    placement: spread\n" if name == "c" else "") for name in "abc")
+        placed = {}
+        for unit in ("server", "leaf"):
+            placed[unit] = run(memwall, tmp, f"unit-{unit}.yaml", f"name: by {unit}\ncluster: {{gpus: 128, fabric: "
+                               f"fat-tree-2to1}}\nplacement_unit: {unit}\njobs:\n{three}")
+        servers = {u: [r["servers"] for r in placed[u]["jobs"]] for u in placed}
+        if servers["server"] != [[0, 1, 2], [3, 4, 5], [6, 9, 12]] or servers["leaf"] != [[0, 1, 2], [4, 5, 6], [8, 9, 12]]:
+            problems.append(f"placement units: servers {servers}")
+        leaves = [{s // 4 for s in ss} for ss in servers["leaf"]]
+        if any(leaves[i] & leaves[k] for i in range(3) for k in range(i + 1, 3)):
+            problems.append(f"placement by leaf: jobs share leaves {leaves}")
+        if [r["slowdown"] for r in placed["leaf"]["jobs"]] != [1.0, 1.0, 1.0]:
+            problems.append(f"placement by leaf: slowdowns {[r['slowdown'] for r in placed['leaf']['jobs']]}, 1 expected")
+        print("placement by server: slowdowns " + ", ".join(f"{r['slowdown']:.3f}" for r in placed["server"]["jobs"]) +
+              "; by leaf: " + ", ".join(f"{r['slowdown']:.3f}" for r in placed["leaf"]["jobs"]))
+
         # 6. A sweep over placement and fabric (scenarios/jobs-sweep-placement.yaml): a row per point
         # with each job's columns; packed, and anything on the non-blocking fabric, runs as alone;
         # spread and random on the 2:1 fat-tree never beat packed.

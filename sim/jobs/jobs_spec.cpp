@@ -51,14 +51,22 @@ Placement parse_placement(const InputNode& node) {
 }
 
 // One item of `jobs:`: inline scenario keys, or `base:` a scenario file with a few keys changed.
+PlacementUnit parse_unit(const InputNode& node, const JobsSpec& spec) {
+  const bool leaf = node.as_one_of({"server", "leaf"}) == "leaf";
+  if (leaf && spec.leaves == 0)
+    node.fail("this fabric has no leaf switches (no NIC links from its servers): place by server");
+  return leaf ? PlacementUnit::Leaf : PlacementUnit::Server;
+}
+
 Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, Placement default_placement,
-              const model::GpuCatalog& catalog) {
+              PlacementUnit default_unit, const JobsSpec& spec, const model::GpuCatalog& catalog) {
   item.require_map();
   Job job;
   job.line = item.line();
   job.placement = default_placement;
+  job.unit = default_unit;
   if (auto base = item.optional_child("base")) {
-    item.check_keys({"base", "name", "steps", "placement", "servers", "start"});
+    item.check_keys({"base", "name", "steps", "placement", "placement_unit", "servers", "start"});
     std::filesystem::path path = base->as_string();
     if (path.is_relative())
       path = std::filesystem::path(item.file()).parent_path() / path;
@@ -79,6 +87,11 @@ Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, P
   job.scenario.name = item.has("name") ? item.child("name").as_string() : "job " + std::to_string(index + 1);
   if (auto p = item.optional_child("placement"))
     job.placement = parse_placement(*p);
+  if (auto u = item.optional_child("placement_unit")) {
+    job.unit = parse_unit(*u, spec);
+    if (job.placement == Placement::Explicit)
+      u->fail("an explicit placement lists its servers: placement_unit does not apply");
+  }
   if (auto servers = item.optional_child("servers")) {
     if (job.placement != Placement::Explicit)
       servers->fail("servers: lists where an explicit placement puts the job; this job's placement is " +
@@ -91,6 +104,79 @@ Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, P
   if (auto start = item.optional_child("start"))
     job.start_s = start->as_non_negative_quantity(model::Dimension::Time);
   return job;
+}
+
+// Each server's leaf group: the switches its GPUs' NIC links reach (through its NVLink switch where
+// the NICs are the server's), the same set for every server of a group. Rail-optimised: a server
+// meets one leaf per rail; servers on the same leaves form a group.
+void leaf_groups(JobsSpec& spec, const topologies::FabricGraph& graph) {
+  using topologies::NodeKind;
+  const long long servers = spec.gpus / spec.gpus_per_server;
+  std::vector<std::set<size_t>> leaves(static_cast<size_t>(servers));
+  for (const auto gpu : topologies::gpu_vertices(graph)) {
+    const auto server = static_cast<size_t>(graph[gpu].gpu_rank / spec.gpus_per_server);
+    std::vector<size_t> near{gpu}; // the GPU, and the switches its NVLink links reach
+    for (auto [e, end] = boost::out_edges(gpu, graph); e != end; ++e)
+      if (graph[*e].link_class == "nvlink" && graph[boost::target(*e, graph)].kind != NodeKind::Gpu)
+        near.push_back(boost::target(*e, graph));
+    for (const size_t v : near)
+      for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e)
+        if (graph[*e].link_class == "nic" && graph[boost::target(*e, graph)].kind == NodeKind::Switch)
+          leaves[server].insert(boost::target(*e, graph));
+  }
+  std::map<std::set<size_t>, long long> group;
+  for (const auto& set : leaves) {
+    if (set.empty()) { // a server without NIC links: the fabric has no leaves to place by
+      spec.leaves = 0;
+      spec.leaf_of_server.clear();
+      return;
+    }
+    const auto [it, fresh] = group.emplace(set, static_cast<long long>(group.size()));
+    spec.leaf_of_server.push_back(it->second);
+  }
+  spec.leaves = static_cast<long long>(group.size());
+}
+
+// A job's servers by leaf: whole free leaves (packed: the lowest; random: shuffled), every server of
+// them reserved for the job; or spread: one free server from each leaf in turn.
+std::vector<long long> place_by_leaf(const JobsSpec& spec, const Job& job, long long k,
+                                     std::vector<long long>& owner, long long j, std::mt19937_64& random) {
+  std::vector<std::vector<long long>> by_leaf(static_cast<size_t>(spec.leaves));
+  for (size_t s = 0; s < spec.leaf_of_server.size(); ++s)
+    by_leaf[size_t(spec.leaf_of_server[s])].push_back(static_cast<long long>(s));
+  std::vector<long long> chosen;
+  if (job.placement == Placement::Spread) {
+    for (bool more = true; more && static_cast<long long>(chosen.size()) < k;) {
+      more = false;
+      for (auto& servers : by_leaf) {
+        auto free = std::find_if(servers.begin(), servers.end(), [&](long long s) { return owner[size_t(s)] < 0; });
+        if (free == servers.end() || static_cast<long long>(chosen.size()) == k)
+          continue;
+        owner[size_t(*free)] = j;
+        chosen.push_back(*free);
+        more = true;
+      }
+    }
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  }
+  std::vector<size_t> free_leaves;
+  for (size_t l = 0; l < by_leaf.size(); ++l)
+    if (std::all_of(by_leaf[l].begin(), by_leaf[l].end(), [&](long long s) { return owner[size_t(s)] < 0; }))
+      free_leaves.push_back(l);
+  if (job.placement == Placement::Random)
+    std::shuffle(free_leaves.begin(), free_leaves.end(), random);
+  for (size_t l : free_leaves) {
+    if (static_cast<long long>(chosen.size()) >= k)
+      break;
+    for (long long s : by_leaf[l]) {
+      owner[size_t(s)] = j; // the whole leaf is the job's
+      if (static_cast<long long>(chosen.size()) < k)
+        chosen.push_back(s);
+    }
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
 }
 
 // Servers, in placement order: explicit jobs first (they name theirs), then the others in file order.
@@ -137,6 +223,16 @@ void place(JobsSpec& spec, const InputNode& list) {
       if (owner[size_t(s)] < 0)
         free.push_back(s);
     const long long k = needed(job);
+    if (job.unit == PlacementUnit::Leaf) {
+      job.servers = place_by_leaf(spec, job, k, owner, static_cast<long long>(j), random);
+      if (static_cast<long long>(job.servers.size()) < k)
+        items[j].child("cluster").child("gpus").fail(
+            "the job needs " + std::to_string(k) + " servers; " +
+            (job.placement == Placement::Spread ? "fewer are free" : "fewer are on whole free leaves") +
+            " once the jobs before it are placed (the fabric has " + std::to_string(spec.leaves) + " leaves of " +
+            std::to_string(servers / spec.leaves) + " servers)");
+      continue;
+    }
     if (k > static_cast<long long>(free.size()))
       items[j].child("cluster").child("gpus").fail(
           "the job needs " + std::to_string(k) + " servers; " + std::to_string(free.size()) +
@@ -168,7 +264,7 @@ JobsSpec load_jobs(const std::string& path, const model::GpuCatalog& catalog) {
 
 JobsSpec parse_jobs(const InputNode& root, const model::GpuCatalog& catalog) {
   const std::string& path = root.file();
-  root.check_keys({"name", "cluster", "placement", "seed", "jobs"});
+  root.check_keys({"name", "cluster", "placement", "placement_unit", "seed", "jobs"});
   JobsSpec spec;
   spec.file = path;
   spec.name = root.has("name") ? root.child("name").as_string() : std::filesystem::path(path).stem().string();
@@ -183,10 +279,13 @@ JobsSpec parse_jobs(const InputNode& root, const model::GpuCatalog& catalog) {
   shared.inventory = fabric_inventory(graph, spec.gpus);
   spec.fabric = shared.fabric;
   spec.gpus_per_server = topologies::gpus_per_node(graph);
+  leaf_groups(spec, graph);
   const Placement placement =
       root.has("placement") ? parse_placement(root.child("placement")) : Placement::Packed;
   if (placement == Placement::Explicit)
     root.child("placement").fail("explicit placement is per job (each job's servers: [..])");
+  const PlacementUnit unit =
+      root.has("placement_unit") ? parse_unit(root.child("placement_unit"), spec) : PlacementUnit::Server;
   if (auto seed = root.optional_child("seed"))
     spec.seed = static_cast<unsigned long long>(seed->as_non_negative_integer());
   const InputNode list = root.child("jobs");
@@ -195,7 +294,7 @@ JobsSpec parse_jobs(const InputNode& root, const model::GpuCatalog& catalog) {
   std::set<std::string> names;
   const std::vector<InputNode> items = list.elements();
   for (size_t j = 0; j < items.size(); ++j) {
-    spec.jobs.push_back(parse_job(items[j], j, shared, placement, catalog));
+    spec.jobs.push_back(parse_job(items[j], j, shared, placement, unit, spec, catalog));
     const Scenario& s = spec.jobs.back().scenario;
     if (!names.insert(s.name).second)
       (items[j].has("name") ? items[j].child("name") : items[j]).fail("two jobs are named '" + s.name + "'");

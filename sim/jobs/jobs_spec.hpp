@@ -18,9 +18,15 @@ namespace memwall::sim::jobs {
 // seeded shuffle of the free servers; explicit: the job's `servers:` list.
 enum class Placement { Packed, Spread, Random, Explicit };
 
+// What a placement counts in: servers, or leaves (the servers whose NICs meet the same leaf switches).
+// By leaf, packed and random give a job whole leaves to itself (a leaf's servers it does not use stay
+// idle), and spread takes one server from each leaf in turn.
+enum class PlacementUnit { Server, Leaf };
+
 struct Job {
   Scenario scenario; // its own GPUs (scenario.gpus), layout, steps; the shared fabric
   Placement placement = Placement::Packed;
+  PlacementUnit unit = PlacementUnit::Server;
   std::vector<long long> servers;   // the servers it runs on, in its rank order
   std::vector<long long> gpu_ranks; // fabric GPU rank of each of its ranks (its rank r on gpu_ranks[r])
   double start_s = 0;               // when its GPUs start their first step
@@ -34,6 +40,8 @@ struct JobsSpec {
   long long gpus_per_server = 1;
   topologies::FabricSpec fabric;
   unsigned long long seed = 0; // for random placement
+  std::vector<long long> leaf_of_server; // each server's leaf group (servers on the same leaf switches)
+  long long leaves = 0; // leaf groups; 0 when the fabric has no NIC links to leaves
   std::vector<Job> jobs;
   std::vector<std::string> warnings;
 };

@@ -100,7 +100,7 @@ struct SharedFabric {
   bool replace_own = false; // a `base:` scenario's own cluster.fabric is replaced (and said in a warning)
 };
 // The keys a job adds to a scenario (sim/jobs/jobs_spec.hpp reads them).
-inline const std::vector<std::string_view> kJobKeys = {"placement", "servers", "start"};
+inline const std::vector<std::string_view> kJobKeys = {"placement", "placement_unit", "servers", "start"};
 
 Scenario load_scenario(const std::string& path, const model::GpuCatalog& catalog);
 Scenario parse_scenario(const model::InputNode& root, const model::GpuCatalog& catalog, FabricMemo* memo = nullptr,
