@@ -60,6 +60,50 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& final
   OutputOptions output = final_output;
   output.trace_path = staged_path(final_output.trace_path);
   output.timeline_path = staged_path(final_output.timeline_path);
+  const ForkedRun child = start_forked([&] {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
+    return result_to_json(scenario, run_simulation(scenario, output));
+  });
+  remember_tmp(0, output.trace_path, child.pid);
+  remember_tmp(1, output.timeline_path, child.pid);
+  std::snprintf(g_tmp_paths[2], sizeof g_tmp_paths[2], "%s", output.trace_path.c_str());
+  std::snprintf(g_tmp_paths[3], sizeof g_tmp_paths[3], "%s", output.timeline_path.c_str());
+  g_child = child.pid;
+  struct sigaction action {};
+  action.sa_handler = stop_child_and_clean;
+  struct sigaction old_int {}, old_term {};
+  struct sigaction old_hup {};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
+  ::sigaction(SIGHUP, &action, &old_hup);
+  nlohmann::json reply;
+  std::string error;
+  try {
+    reply = finish_forked(scenario.file, child);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  g_child = 0;
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  // Only a run that succeeded moves its staged outputs into place; every other ending removes them,
+  // and the temporary file of a child that died while writing.
+  for (const auto& [staged, final_path] :
+       {std::pair{output.trace_path, final_output.trace_path}, {output.timeline_path, final_output.timeline_path}})
+    if (!staged.empty() && error.empty() && ::rename(staged.c_str(), final_path.c_str()) != 0)
+      error = scenario.file + ": cannot move the finished " + final_path + " into place";
+  for (const char* path : g_tmp_paths)
+    if (path[0])
+      ::unlink(path);
+  if (!error.empty())
+    throw std::runtime_error(error);
+  return reply;
+}
+
+ForkedRun start_forked(const std::function<nlohmann::json()>& work) {
   int fds[2];
   if (::pipe(fds) != 0)
     throw std::runtime_error("cannot create a pipe for the simulation process");
@@ -77,93 +121,12 @@ nlohmann::json run_isolated(const Scenario& scenario, const OutputOptions& final
     int code = 0;
     nlohmann::json reply;
     try {
-      ::signal(SIGINT, SIG_DFL);
-      ::signal(SIGTERM, SIG_DFL);
-      ::signal(SIGHUP, SIG_DFL);
-      reply = result_to_json(scenario, run_simulation(scenario, output));
-    } catch (const std::exception& e) {
-      reply = {{"error", e.what()}};
-      code = 1;
-    }
-    // Text that is not UTF-8 (a path given on the command line) is replaced, not a reason to die.
-    write_all(fds[1], reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    ::close(fds[1]);
-    std::fflush(nullptr);
-    ::_exit(code);
-  }
-  ::close(fds[1]);
-  remember_tmp(0, output.trace_path, pid);
-  remember_tmp(1, output.timeline_path, pid);
-  std::snprintf(g_tmp_paths[2], sizeof g_tmp_paths[2], "%s", output.trace_path.c_str());
-  std::snprintf(g_tmp_paths[3], sizeof g_tmp_paths[3], "%s", output.timeline_path.c_str());
-  g_child = pid;
-  struct sigaction action {};
-  action.sa_handler = stop_child_and_clean;
-  struct sigaction old_int {}, old_term {};
-  struct sigaction old_hup {};
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
-  ::sigaction(SIGHUP, &action, &old_hup);
-  std::string text;
-  char buffer[65536];
-  ssize_t n;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0)
-    text.append(buffer, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  g_child = 0;
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  ::sigaction(SIGHUP, &old_hup, nullptr);
-  // Only a run that succeeded moves its staged outputs into place; every other ending removes them,
-  // and the temporary file of a child that died while writing.
-  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !text.empty();
-  nlohmann::json reply;
-  std::string error;
-  if (!ok)
-    error = text.empty() ? "the simulation process died (status " + std::to_string(status) + ")" : "";
-  if (!text.empty()) {
-    reply = nlohmann::json::parse(text, nullptr, false);
-    if (reply.is_discarded())
-      error = "the simulation process sent an unreadable result";
-    else if (reply.contains("error"))
-      error = reply["error"].get<std::string>();
-  }
-  for (const auto& [staged, final_path] :
-       {std::pair{output.trace_path, final_output.trace_path}, {output.timeline_path, final_output.timeline_path}})
-    if (!staged.empty() && error.empty() && ::rename(staged.c_str(), final_path.c_str()) != 0)
-      error = "cannot move the finished " + final_path + " into place";
-  for (const char* path : g_tmp_paths)
-    if (path[0])
-      ::unlink(path);
-  if (!error.empty())
-    throw std::runtime_error(scenario.file + ": " + error);
-  return reply;
-}
-
-ForkedRun start_forked(const std::function<nlohmann::json()>& work) {
-  int fds[2];
-  if (::pipe(fds) != 0)
-    throw std::runtime_error("cannot create a pipe for the simulation process");
-  std::fflush(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0)
-    throw std::runtime_error("cannot fork the simulation process");
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent)
-      ::_exit(1);
-    int code = 0;
-    nlohmann::json reply;
-    try {
       reply = work();
     } catch (const std::exception& e) {
       reply = {{"error", e.what()}};
       code = 1;
     }
+    // Text that is not UTF-8 (a path given on the command line) is replaced, not a reason to die.
     write_all(fds[1], reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     ::close(fds[1]);
     std::fflush(nullptr);
