@@ -217,6 +217,8 @@ int validate_command(const std::vector<std::string>& paths) {
         const model::InputNode root = model::InputNode::load_file(file);
         if (root.is_map() && root.has("jobs")) {
           const sim::jobs::JobsSpec spec = sim::jobs::load_jobs(file, model::GpuCatalog::builtin());
+          for (const sim::jobs::Job& job : spec.jobs) // as `run` checks them
+            sim::check_memory(job.scenario, false);
           lines.push_back(file + ": ok (" + std::to_string(spec.jobs.size()) + " jobs on " +
                           std::to_string(spec.gpus) + " GPUs; run it with memwall run)");
           continue;

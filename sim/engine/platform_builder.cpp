@@ -107,6 +107,11 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     new_host(rank, 0);
   std::unordered_map<std::string, sg4::SplitDuplexLink*> links; // later graphs lack some of the first's edges
   std::vector<sg4::SplitDuplexLink*> link_at(boost::num_edges(*graphs.front())); // by edge index
+  // Energy and class are looked up for the links of routes only: with one epoch, those of the first
+  // routes (a 131k-GPU fabric's name tables were most of a small job's set-up, sim/jobs).
+  std::vector<bool> on_a_route(link_at.size(), graphs.size() > 1);
+  for (const uint64_t slot : first_routes.slots)
+    on_a_route[slot / 2] = true;
   for (auto [e, end] = boost::edges(*graphs.front()); e != end; ++e) {
     const topologies::FabricLink& spec = (*graphs.front())[*e];
     sg4::SplitDuplexLink* link = zone->create_split_duplex_link(spec.name, spec.bytes_per_s);
@@ -114,7 +119,8 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     if (graphs.size() > 1) // later epochs find links by name
       links[spec.name] = link;
     link_at[topologies::edge_index(*graphs.front(), *e)] = link;
-    note_link(platform, spec);
+    if (on_a_route[topologies::edge_index(*graphs.front(), *e)])
+      note_link(platform, spec);
   }
   // A link's UP direction runs from its lower-numbered vertex to its higher one.
   auto direction = [](bool up) { return up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN; };

@@ -12,6 +12,7 @@
 #include "sim/engine/phase_plan.hpp"
 #include "sim/engine/platform_builder.hpp"
 #include "sim/engine/private_rounds.hpp"
+#include "sim/jobs/fabric_part.hpp"
 #include "sim/jobs/jobs_trace.hpp"
 #include "sim/output/result_json.hpp"
 #include "sim/output/safe_file.hpp"
@@ -44,7 +45,8 @@ namespace {
 // What one job needs before the platform exists (its collective, its pairs) and after (its view of
 // the platform, its recorder, its runner). Kept at one address: actors hold references into it.
 struct JobRun {
-  const Job* job = nullptr;
+  Job placed;               // the job, its GPU ranks those of the simulated part of the fabric
+  const Job* job = nullptr; // &placed
   long long index = 0;
   topologies::FabricGraph graph; // the fabric with this job's ranks (job_fabric_graph)
   StepWork work;
@@ -158,14 +160,22 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
                                 const OutputOptions& output) {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::unique_ptr<sg4::Engine> engine = create_engine();
-  const topologies::FabricGraph fabric = topologies::build_fabric_graph(spec.fabric, spec.gpus);
+  // Only the servers these jobs hold, and what links them (sim/jobs/fabric_part.hpp).
+  std::vector<long long> servers;
+  for (size_t j : which)
+    servers.insert(servers.end(), spec.jobs.at(j).servers.begin(), spec.jobs.at(j).servers.end());
+  const FabricPart part = fabric_part(*spec.graph, spec.gpus_per_server, servers);
+  const topologies::FabricGraph& fabric = part.graph;
   std::deque<JobRun> runs; // stable addresses
   std::vector<std::pair<long long, long long>> pairs;
-  std::vector<double> speeds(size_t(spec.gpus), spec.jobs.front().scenario.gpu.peak_flops_per_s);
+  std::vector<double> speeds(topologies::gpu_vertices(fabric).size(), spec.jobs.front().scenario.gpu.peak_flops_per_s);
   long long actors = 0;
   for (size_t j : which) {
     JobRun& r = runs.emplace_back();
-    r.job = &spec.jobs.at(j);
+    r.placed = spec.jobs.at(j);
+    for (long long& rank : r.placed.gpu_ranks)
+      rank = part.rank[size_t(rank)];
+    r.job = &r.placed;
     r.index = static_cast<long long>(j);
     prepare(r, fabric);
     const Scenario& s = r.job->scenario;

@@ -72,7 +72,13 @@ Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, P
       path = std::filesystem::path(item.file()).parent_path() / path;
     SharedFabric own = shared;
     own.replace_own = true;
-    const InputNode root = InputNode::load_file(path.string());
+    const InputNode root = [&] {
+      try {
+        return InputNode::load_file(path.string());
+      } catch (const model::InputError& e) { // unreadable or not YAML: said at the job's base key
+        base->fail(std::string("cannot use the job's base scenario: ") + model::printable(e.what(), 300));
+      }
+    }();
     job.scenario = parse_scenario(root, catalog, nullptr, &own);
     for (const auto key : kJobKeys) // the job's keys are the jobs file's, not its base's
       if (root.has(std::string(key)))
@@ -275,7 +281,8 @@ JobsSpec parse_jobs(const InputNode& root, const model::GpuCatalog& catalog) {
   spec.gpus = cluster.child("gpus").as_count(kMaxGpus, "GPUs");
   SharedFabric shared;
   shared.fabric = topologies::parse_fabric(cluster.child("fabric"));
-  const topologies::FabricGraph graph = topologies::build_fabric_graph(shared.fabric, spec.gpus);
+  spec.graph = std::make_shared<const topologies::FabricGraph>(topologies::build_fabric_graph(shared.fabric, spec.gpus));
+  const topologies::FabricGraph& graph = *spec.graph;
   shared.inventory = fabric_inventory(graph, spec.gpus);
   spec.fabric = shared.fabric;
   spec.gpus_per_server = topologies::gpus_per_node(graph);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct JobsSpec {
   long long gpus = 0; // the fabric's GPUs
   long long gpus_per_server = 1;
   topologies::FabricSpec fabric;
+  std::shared_ptr<const topologies::FabricGraph> graph; // the fabric built for `gpus`, shared by every run
   unsigned long long seed = 0; // for random placement
   std::vector<long long> leaf_of_server; // each server's leaf group (servers on the same leaf switches)
   long long leaves = 0; // leaf groups; 0 when the fabric has no NIC links to leaves

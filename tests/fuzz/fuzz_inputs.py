@@ -194,6 +194,7 @@ def main():
             path = os.path.join(tmp, f"mutant-{tried}.yaml")
             text = text.replace("../../topologies/", ROOT + "/topologies/")
             text = text.replace("../validation-megatron/", ROOT + "/scenarios/validation-megatron/")
+            text = text.replace("base: jobs/", "base: " + ROOT + "/scenarios/what-if/jobs/")  # jobs files' jobs
             with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write(text)
             tried += 1
