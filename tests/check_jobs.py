@@ -118,6 +118,18 @@ def main():
                 problems.append(f"uplink timeline: processes {sorted(names)}")
             print(f"shared up-link trace: {len(ups)} job rows on leaf0-spine, {[round(l['busy_s'] * 1e3, 4) for l in ups]} ms busy "
                   f"(derived {2 * GRAD_BYTES / B * 1e3:.4f} ms)")
+        # --breakdown: one row per job, --json's breakdown (4 significant digits printed).
+        p = subprocess.run([memwall, "run", "--breakdown", os.path.join(tmp, "uplink.yaml")], capture_output=True,
+                           text=True)
+        rows = [l.split() for l in p.stdout.splitlines()[2:]]
+        members = ["compute_s", "tp_s", "cp_s", "ep_s", "pp_transfer_s", "pp_bubble_s", "dp_s", "optimizer_s", "wait_s"]
+        for r, row in zip(out["jobs"], rows):
+            want = [r["step_time_s"]] + [r["breakdown"][k] for k in members]
+            if p.returncode != 0 or row[0] != r["job"] or any(abs(float(x) - w) > 1e-3 * max(abs(w), 1e-12)
+                                                               for x, w in zip(row[1:], want)):
+                problems.append(f"--breakdown row {row} differs from --json {r['job']} {want}")
+        if len(rows) != len(out["jobs"]):
+            problems.append(f"--breakdown printed {len(rows)} job rows: {p.stdout!r} {p.stderr!r}")
         for r in out["jobs"]:
             extra_s = (r["step_time_s"] - r["alone_step_time_s"])
             if not close(extra_s, GRAD_BYTES / B, 1e-9):

@@ -1,6 +1,8 @@
 // The `memwall` subcommands. Each returns the process exit code: 0 success, 2 bad input, 1 internal error.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <vector>
 
@@ -66,6 +68,9 @@ struct CollbenchOptions {
 int collbench_command(const CollbenchOptions& options);
 
 int run_command(const RunOptions& options);
+// `--breakdown`'s table: its header, and a run's row from its --json record.
+std::string breakdown_header();
+std::string breakdown_row(const std::string& name, const nlohmann::json& record);
 // `run` of a jobs file (a top-level `jobs:`): several jobs on one fabric.
 int jobs_command(const std::string& path, const RunOptions& options, const sim::OutputOptions& output);
 int topo_command(const TopoOptions& options);

@@ -57,6 +57,12 @@ int jobs_command(const std::string& path, const RunOptions& options, const sim::
   std::cout << model::format("%s: %zu jobs on %s (%lld GPUs, %lld servers of %lld)\n", spec.name.c_str(),
                              spec.jobs.size(), spec.fabric.name.c_str(), spec.gpus,
                              spec.gpus / spec.gpus_per_server, spec.gpus_per_server);
+  if (options.breakdown) { // each job's step breakdown, as a scenario's
+    std::cout << breakdown_header() << "\n";
+    for (size_t j = 0; j < spec.jobs.size(); ++j)
+      std::cout << breakdown_row(spec.jobs[j].scenario.name, out["jobs"][j]) << "\n";
+    return kExitOk;
+  }
   std::cout << model::format("%-24s %6s %-9s %-22s %8s %10s %10s %8s %10s\n", "job", "GPUs", "placement",
                              "servers", "start s", "step s", "alone s", "slowdown", "tok/s/GPU");
   for (size_t j = 0; j < spec.jobs.size(); ++j) {

@@ -50,22 +50,6 @@ std::vector<sim::Scenario> load_all(const std::vector<std::string>& paths, bool 
 // After the seed's Table 5 columns: the step time, throughput, model and hardware FLOPs utilisation.
 const std::string kRunColumnsHeader = model::format(" %9s %10s %6s %6s", "step s", "tok/s/GPU", "MFU%", "HFU%");
 
-// `--breakdown`: where the step's seconds went, in the order of --json's breakdown object.
-const char* const kBreakdownMembers[] = {"compute_s",   "tp_s", "cp_s",        "ep_s",  "pp_transfer_s",
-                                         "pp_bubble_s", "dp_s", "optimizer_s", "wait_s"};
-
-std::string breakdown_header() {
-  return model::format("%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s", "scenario", "step s", "compute", "TP", "CP",
-                       "EP", "PP xfer", "bubble", "DP", "optimizer", "wait");
-}
-
-std::string breakdown_row(const sim::Scenario& s, const nlohmann::json& record) {
-  std::string row = model::format("%-40s %9.4g", s.name.c_str(), record["step_time_s"].get<double>());
-  for (const char* key : kBreakdownMembers)
-    row += model::format(" %9.4g", record["breakdown"][key].get<double>());
-  return row;
-}
-
 // The table row, flagged when the plan does not fit in HBM.
 std::string table_row(const sim::Scenario& s, const nlohmann::json& record) {
   std::string row = model::table5_row(s.name, sim::metrics_from_json(record)) +
@@ -122,6 +106,22 @@ void warn_power(const sim::Scenario& s, const nlohmann::json& record) {
 
 } // namespace
 
+// `--breakdown`: where the step's seconds went, in the order of --json's breakdown object.
+const char* const kBreakdownMembers[] = {"compute_s",   "tp_s", "cp_s",        "ep_s",  "pp_transfer_s",
+                                         "pp_bubble_s", "dp_s", "optimizer_s", "wait_s"};
+
+std::string breakdown_header() {
+  return model::format("%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s", "scenario", "step s", "compute", "TP", "CP",
+                       "EP", "PP xfer", "bubble", "DP", "optimizer", "wait");
+}
+
+std::string breakdown_row(const std::string& name, const nlohmann::json& record) {
+  std::string row = model::format("%-40s %9.4g", name.c_str(), record["step_time_s"].get<double>());
+  for (const char* key : kBreakdownMembers)
+    row += model::format(" %9.4g", record["breakdown"][key].get<double>());
+  return row;
+}
+
 int run_command(const RunOptions& options) {
   std::vector<sim::Scenario> scenarios;
   std::vector<std::string> jobs_files; // several jobs on one fabric (sim/jobs): run after the scenarios
@@ -135,11 +135,6 @@ int run_command(const RunOptions& options) {
     scenarios = load_all(files, options.allow_oom);
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
-    return kExitBadInput;
-  }
-  if (!jobs_files.empty() && options.breakdown) {
-    std::cerr << "memwall: error: " << jobs_files.front()
-              << ": --breakdown is not available for a jobs file yet (--json has each job's breakdown)\n";
     return kExitBadInput;
   }
   sim::OutputOptions output;
@@ -185,7 +180,7 @@ int run_command(const RunOptions& options) {
         if (!header_printed)
           std::cout << breakdown_header() << "\n";
         header_printed = true;
-        std::cout << breakdown_row(s, record) << "\n";
+        std::cout << breakdown_row(s.name, record) << "\n";
       } else {
         if (!header_printed)
           std::cout << model::table5_header() << kRunColumnsHeader << "\n";
