@@ -8,7 +8,10 @@
 
 namespace memwall::sim {
 struct OutputOptions;
+namespace jobs {
+struct JobsSpec;
 }
+} // namespace memwall::sim
 
 namespace memwall::cli {
 
@@ -72,7 +75,8 @@ int run_command(const RunOptions& options);
 std::string breakdown_header();
 std::string breakdown_row(const std::string& name, const nlohmann::json& record);
 // `run` of a jobs file (a top-level `jobs:`): several jobs on one fabric.
-int jobs_command(const std::string& path, const RunOptions& options, const sim::OutputOptions& output);
+// `spec` loaded, its memory checked and its warnings printed by run_command.
+int jobs_command(const sim::jobs::JobsSpec& spec, const RunOptions& options, const sim::OutputOptions& output);
 int topo_command(const TopoOptions& options);
 int sweep_command(const SweepOptions& options);
 struct MergeOptions {

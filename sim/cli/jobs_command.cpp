@@ -31,18 +31,7 @@ std::string server_list(const std::vector<long long>& servers, size_t width = 22
 
 } // namespace
 
-int jobs_command(const std::string& path, const RunOptions& options, const sim::OutputOptions& output) {
-  sim::jobs::JobsSpec spec;
-  try {
-    spec = sim::jobs::load_jobs(path, model::GpuCatalog::builtin());
-    for (const sim::jobs::Job& job : spec.jobs)
-      sim::check_memory(job.scenario, options.allow_oom);
-  } catch (const model::InputError& e) {
-    std::cerr << "memwall: error: " << model::printable_message(e.what()) << "\n";
-    return kExitBadInput;
-  }
-  for (const auto& w : spec.warnings)
-    std::cerr << "memwall: warning: " << w << "\n";
+int jobs_command(const sim::jobs::JobsSpec& spec, const RunOptions& options, const sim::OutputOptions& output) {
   nlohmann::json out;
   try {
     out = sim::jobs::run_jobs_with_baselines(spec, output);

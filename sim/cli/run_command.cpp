@@ -125,13 +125,19 @@ std::string breakdown_row(const std::string& name, const nlohmann::json& record)
 int run_command(const RunOptions& options) {
   std::vector<sim::Scenario> scenarios;
   std::vector<std::string> jobs_files; // several jobs on one fabric (sim/jobs): run after the scenarios
+  std::vector<sim::jobs::JobsSpec> jobs_specs;
   try {
     std::vector<std::string> files;
     for (const auto& path : options.paths.empty() ? std::vector<std::string>{default_scenario_path()} : options.paths)
       for (const auto& file : files_of(path))
         (sim::jobs::is_jobs_file(file) ? jobs_files : files).push_back(file);
-    for (const auto& file : jobs_files) // bad input stops the run before anything is simulated
-      sim::jobs::load_jobs(file, model::GpuCatalog::builtin());
+    for (const auto& file : jobs_files) { // bad input stops the run before anything is simulated
+      jobs_specs.push_back(sim::jobs::load_jobs(file, model::GpuCatalog::builtin()));
+      for (const sim::jobs::Job& job : jobs_specs.back().jobs)
+        sim::check_memory(job.scenario, options.allow_oom);
+      for (const auto& warning : jobs_specs.back().warnings)
+        std::cerr << "memwall: warning: " << warning << "\n";
+    }
     scenarios = load_all(files, options.allow_oom);
   } catch (const model::InputError& e) {
     std::cerr << "memwall: error: " << memwall::model::printable_message(e.what()) << "\n";
@@ -193,11 +199,11 @@ int run_command(const RunOptions& options) {
       code = kExitInternal;
     }
   }
-  for (const auto& file : jobs_files) {
+  for (const auto& spec : jobs_specs) {
     if (header_printed && !options.json)
       std::cout << "\n";
     header_printed = true;
-    code = std::max(code, jobs_command(file, options, output));
+    code = std::max(code, jobs_command(spec, options, output));
   }
   return code;
 }
