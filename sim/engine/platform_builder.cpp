@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/engine/pair_zone.hpp"
 #include "topologies/fabric_routes.hpp"
 
 namespace memwall::sim {
@@ -94,8 +95,7 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
     for (size_t i = 0; i < unique.size(); ++i)
       carried[i] = wanted.count({static_cast<long long>(unique[i].first), static_cast<long long>(unique[i].second)});
   }
-  const bool any_carried = std::find(carried.begin(), carried.end(), true) != carried.end();
-  auto* zone = any_carried || graphs.size() > 1 ? sg4::create_full_zone("fabric") : sg4::create_empty_zone("fabric");
+  sg4::NetZone* zone = PairZone::create("fabric")->get_iface(); // a route costs what it holds
   // versions[rank]: (first epoch, host) of each of the GPU's hosts, oldest first.
   std::vector<std::vector<std::pair<size_t, sg4::Host*>>> versions(n);
   auto new_host = [&](size_t rank, size_t epoch) {
