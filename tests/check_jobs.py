@@ -12,7 +12,8 @@
    rings' flows on every up-link, so the ring's bandwidth term 2(N-1)/N G/B doubles. Spread is never
    faster than packed; the slowdown matches that arithmetic within 2%.
 4. Conservation per job: every GPU sends the ring's 2(N-1)/N G; energy = its parts.
-5. A job that starts after the other has ended runs as fast as alone; bad placements exit 2.
+5. A job that starts after the other has ended runs as fast as alone; placement by leaf and by pod
+   gives jobs whole leaves (pods) of their own; bad placements exit 2.
 
 Usage: check_jobs.py MEMWALL
 """
@@ -220,6 +221,29 @@ def main():
             problems.append(f"placement by leaf: slowdowns {[r['slowdown'] for r in placed['leaf']['jobs']]}, 1 expected")
         print("placement by server: slowdowns " + ", ".join(f"{r['slowdown']:.3f}" for r in placed["server"]["jobs"]) +
               "; by leaf: " + ", ".join(f"{r['slowdown']:.3f}" for r in placed["leaf"]["jobs"]))
+
+        # 5c. Placement by pod: a three-tier fat-tree of one-GPU servers, 2 per leaf, pods of 2 leaves
+        # (4 servers) with their own spines, joined only through core switches. Two packed 6-server
+        # jobs: by leaf they take leaves 0-2 and 3-5 and meet in pod 1 (leaves 2 and 3); by pod they
+        # take pods 0-1 and 2-3 whole (servers 0-5 and 8-13) and share no link at all (cores join
+        # pods through each pod's own spine links): slowdown exactly 1. A spread 4-server job then
+        # takes one server from each free pod in turn: 16, 20, 24, 28.
+        fat3 = ("{kind: cluster, gpus_per_node: 1, nvlink: {bandwidth: 450GB/s, latency: 1us}, "
+                "nic: {bandwidth: 100GB/s, latency: 1us}, leaf_ports: 2, oversubscription: 1, "
+                "tiers: 3, pod_leaves: 2, core_oversubscription: 2}")
+        pods = {}
+        for unit in ("leaf", "pod"):
+            spread_c = job("c", 4, "    placement: spread\n") if unit == "pod" else ""
+            pods[unit] = run(memwall, tmp, f"pod-{unit}.yaml", f"name: by {unit}\ncluster: {{gpus: 32, fabric: {fat3}}}\n"
+                             f"placement_unit: {unit}\njobs:\n{job('a', 6)}{job('b', 6)}{spread_c}")
+        got = {u: [r["servers"] for r in pods[u]["jobs"]] for u in pods}
+        if got["leaf"] != [list(range(0, 6)), list(range(6, 12))] or \
+                got["pod"] != [list(range(0, 6)), list(range(8, 14)), [16, 20, 24, 28]]:
+            problems.append(f"placement by pod: servers {got}")
+        if [r["slowdown"] for r in pods["pod"]["jobs"]] != [1.0, 1.0, 1.0]:
+            problems.append(f"placement by pod: slowdowns {[r['slowdown'] for r in pods['pod']['jobs']]}, 1 expected")
+        print("three tiers, by leaf: slowdowns " + ", ".join(f"{r['slowdown']:.3f}" for r in pods["leaf"]["jobs"]) +
+              "; by pod: " + ", ".join(f"{r['slowdown']:.3f}" for r in pods["pod"]["jobs"]))
 
         # 6. A sweep over placement and fabric (scenarios/jobs-sweep-placement.yaml): a row per point
         # with each job's columns; packed, and anything on the non-blocking fabric, runs as alone;

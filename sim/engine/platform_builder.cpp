@@ -43,7 +43,7 @@ bool is_star(const FabricGraph& graph) {
 // A local repair: routes that a link failure cuts get new paths around it, balanced against the
 // routes that stay, and move both their GPUs to new hosts (named "@epoch"), from which the routes that
 // were not cut stay as they were. The other GPUs keep their hosts, so a failure adds a few hosts, not
-// a copy of the fabric (a full zone's routing table grows with the square of its hosts).
+// a copy of the fabric.
 Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
                                const std::vector<double>& start_s, const std::vector<double>& gpu_flops_per_s,
                                const std::vector<std::pair<long long, long long>>& pairs,
@@ -59,8 +59,7 @@ Platform build_routed_platform(const std::vector<const FabricGraph*>& graphs,
       unique.emplace_back(size_t(pair.first), size_t(pair.second));
   const auto gpu_nodes = topologies::gpu_vertices(*graphs.front());
   const size_t n = gpu_nodes.size();
-  // The first epoch's routes, before any SimGrid object: which of them SimGrid will carry decides
-  // the zone (a full zone keeps a table of (hosts)^2 routes, 512 MiB at 8,192 GPUs, even empty).
+  // The first epoch's routes, before any SimGrid object: SimGrid gets only those it will carry.
   // A route depends only on the requests before it: if the distinct pairs are the first ones asked
   // for, a batch of all pairs has already routed them, and its first unique.size() routes are theirs.
   const bool known = pair_routes && pair_routes->size() == pairs.size() && distinct_pairs_first(pairs);

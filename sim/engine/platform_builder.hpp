@@ -54,15 +54,14 @@ struct Platform {
 };
 
 // `pairs`: the (src, dst) ranks that will communicate. A star becomes SimGrid's star zone (every
-// route implicit); any other graph a full zone holding static routes for exactly these pairs
+// route implicit); any other graph a PairZone holding static routes for exactly these pairs
 // (topologies::RouteFinder: shortest, balanced over equal-cost paths), so large fabrics stay cheap.
 // `gpu_flops_per_s`: each GPU's host speed, by rank (peak x its straggler factor).
 // `later_graphs`: the fabric after each mid-run link failure (subgraphs of `graph`, starting at
 // `later_start_s`), each given its own route epoch; ignored for a star (it has no second path).
 // Given the first epoch's routes (as link numbers) before any SimGrid object exists, returns the
 // pairs that SimGrid must carry messages between (a simulation that times the others itself,
-// sim/engine/private_rounds.hpp). Without later graphs, only those get a SimGrid route, and none at
-// all means no routing table: a full zone keeps (hosts)^2 entries even empty (512 MiB at 8,192 GPUs).
+// sim/engine/private_rounds.hpp). Without later graphs, only those get a SimGrid route.
 using RouteNeeds =
     std::function<std::vector<std::pair<long long, long long>>(const collectives::RouteLinks& routes)>;
 

@@ -52,10 +52,10 @@ Placement parse_placement(const InputNode& node) {
 
 // One item of `jobs:`: inline scenario keys, or `base:` a scenario file with a few keys changed.
 PlacementUnit parse_unit(const InputNode& node, const JobsSpec& spec) {
-  const bool leaf = node.as_one_of({"server", "leaf"}) == "leaf";
-  if (leaf && spec.leaves == 0)
+  const std::string unit = node.as_one_of({"server", "leaf", "pod"});
+  if (unit != "server" && spec.leaves == 0)
     node.fail("this fabric has no leaf switches (no NIC links from its servers): place by server");
-  return leaf ? PlacementUnit::Leaf : PlacementUnit::Server;
+  return unit == "leaf" ? PlacementUnit::Leaf : unit == "pod" ? PlacementUnit::Pod : PlacementUnit::Server;
 }
 
 Job parse_job(const InputNode& item, size_t index, const SharedFabric& shared, Placement default_placement,
@@ -141,15 +141,47 @@ void leaf_groups(JobsSpec& spec, const topologies::FabricGraph& graph) {
     spec.leaf_of_server.push_back(it->second);
   }
   spec.leaves = static_cast<long long>(group.size());
+  // Pods: leaves that a switch above them (a spine: linked to a leaf, not a leaf itself) joins, and a
+  // server's leaves (one per rail), merged. Switches above the spines (a three-tier fabric's cores)
+  // link no leaf, so pods stay apart.
+  std::map<size_t, size_t> parent; // union-find over leaf vertices
+  for (const auto& set : leaves)
+    for (size_t l : set)
+      parent.emplace(l, l);
+  auto root = [&parent](size_t v) {
+    while (parent.at(v) != v)
+      v = parent[v] = parent.at(parent.at(v));
+    return v;
+  };
+  auto join = [&](size_t a, size_t b) { parent[root(a)] = root(b); };
+  std::map<size_t, size_t> spine_leaf; // a spine's first leaf
+  for (const auto& [leaf, unused] : std::map<size_t, size_t>(parent))
+    for (auto [e, end] = boost::out_edges(leaf, graph); e != end; ++e) {
+      const size_t above = boost::target(*e, graph);
+      if (graph[above].kind != NodeKind::Switch || parent.count(above) || graph[*e].link_class == "nic")
+        continue; // a GPU, a leaf, or a server's NVLink switch behind its NIC
+      if (const auto [it, fresh] = spine_leaf.emplace(above, leaf); !fresh)
+        join(leaf, it->second);
+    }
+  for (const auto& set : leaves)
+    for (size_t l : set)
+      join(l, *set.begin());
+  std::map<size_t, long long> pod;
+  for (const auto& set : leaves) {
+    const auto [it, fresh] = pod.emplace(root(*set.begin()), static_cast<long long>(pod.size()));
+    spec.pod_of_server.push_back(it->second);
+  }
+  spec.pods = static_cast<long long>(pod.size());
 }
 
-// A job's servers by leaf: whole free leaves (packed: the lowest; random: shuffled), every server of
-// them reserved for the job; or spread: one free server from each leaf in turn.
-std::vector<long long> place_by_leaf(const JobsSpec& spec, const Job& job, long long k,
-                                     std::vector<long long>& owner, long long j, std::mt19937_64& random) {
-  std::vector<std::vector<long long>> by_leaf(static_cast<size_t>(spec.leaves));
-  for (size_t s = 0; s < spec.leaf_of_server.size(); ++s)
-    by_leaf[size_t(spec.leaf_of_server[s])].push_back(static_cast<long long>(s));
+// A job's servers by leaf (or pod: `group_of_server`): whole free leaves (packed: the lowest; random:
+// shuffled), every server of them reserved for the job; or spread: one free server from each leaf in turn.
+std::vector<long long> place_by_group(const std::vector<long long>& group_of_server, long long groups,
+                                      const Job& job, long long k, std::vector<long long>& owner, long long j,
+                                      std::mt19937_64& random) {
+  std::vector<std::vector<long long>> by_leaf(static_cast<size_t>(groups));
+  for (size_t s = 0; s < group_of_server.size(); ++s)
+    by_leaf[size_t(group_of_server[s])].push_back(static_cast<long long>(s));
   std::vector<long long> chosen;
   if (job.placement == Placement::Spread) {
     for (bool more = true; more && static_cast<long long>(chosen.size()) < k;) {
@@ -229,14 +261,18 @@ void place(JobsSpec& spec, const InputNode& list) {
       if (owner[size_t(s)] < 0)
         free.push_back(s);
     const long long k = needed(job);
-    if (job.unit == PlacementUnit::Leaf) {
-      job.servers = place_by_leaf(spec, job, k, owner, static_cast<long long>(j), random);
+    if (job.unit != PlacementUnit::Server) {
+      const bool by_pod = job.unit == PlacementUnit::Pod;
+      const long long groups = by_pod ? spec.pods : spec.leaves;
+      const std::string unit = by_pod ? "pod" : "leaf", units = by_pod ? "pods" : "leaves";
+      job.servers = place_by_group(by_pod ? spec.pod_of_server : spec.leaf_of_server, groups, job, k, owner,
+                                   static_cast<long long>(j), random);
       if (static_cast<long long>(job.servers.size()) < k)
         items[j].child("cluster").child("gpus").fail(
             "the job needs " + std::to_string(k) + " servers; " +
-            (job.placement == Placement::Spread ? "fewer are free" : "fewer are on whole free leaves") +
-            " once the jobs before it are placed (the fabric has " + std::to_string(spec.leaves) + " leaves of " +
-            std::to_string(servers / spec.leaves) + " servers)");
+            (job.placement == Placement::Spread ? "fewer are free" : "fewer are on whole free " + units) +
+            " once the jobs before it are placed (the fabric has " + std::to_string(groups) + " " +
+            (groups == 1 ? unit : units) + " of " + std::to_string(servers / groups) + " servers)");
       continue;
     }
     if (k > static_cast<long long>(free.size()))

@@ -19,10 +19,11 @@ namespace memwall::sim::jobs {
 // seeded shuffle of the free servers; explicit: the job's `servers:` list.
 enum class Placement { Packed, Spread, Random, Explicit };
 
-// What a placement counts in: servers, or leaves (the servers whose NICs meet the same leaf switches).
-// By leaf, packed and random give a job whole leaves to itself (a leaf's servers it does not use stay
-// idle), and spread takes one server from each leaf in turn.
-enum class PlacementUnit { Server, Leaf };
+// What a placement counts in: servers, leaves (the servers whose NICs meet the same leaf switches) or
+// pods (the leaves joined by the same spine switches: a three-tier fat-tree's pods; a two-tier fabric
+// is one pod). By leaf or pod, packed and random give a job whole leaves (pods) to itself (servers it
+// does not use stay idle), and spread takes one server from each leaf (pod) in turn.
+enum class PlacementUnit { Server, Leaf, Pod };
 
 struct Job {
   Scenario scenario; // its own GPUs (scenario.gpus), layout, steps; the shared fabric
@@ -44,6 +45,8 @@ struct JobsSpec {
   unsigned long long seed = 0; // for random placement
   std::vector<long long> leaf_of_server; // each server's leaf group (servers on the same leaf switches)
   long long leaves = 0; // leaf groups; 0 when the fabric has no NIC links to leaves
+  std::vector<long long> pod_of_server;  // each server's pod (leaves linked through the same spines)
+  long long pods = 0;                    // 0 when the fabric has no leaves
   std::vector<Job> jobs;
   std::vector<std::string> warnings;
 };
