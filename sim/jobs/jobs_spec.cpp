@@ -269,7 +269,7 @@ void place(JobsSpec& spec, const InputNode& list) {
                                    static_cast<long long>(j), random);
       if (static_cast<long long>(job.servers.size()) < k)
         items[j].child("cluster").child("gpus").fail(
-            "the job needs " + std::to_string(k) + " servers; " +
+            "the job needs " + std::to_string(k) + (k == 1 ? " server; " : " servers; ") +
             (job.placement == Placement::Spread ? "fewer are free" : "fewer are on whole free " + units) +
             " once the jobs before it are placed (the fabric has " + std::to_string(groups) + " " +
             (groups == 1 ? unit : units) + " of " + std::to_string(servers / groups) + " servers)");
@@ -277,7 +277,7 @@ void place(JobsSpec& spec, const InputNode& list) {
     }
     if (k > static_cast<long long>(free.size()))
       items[j].child("cluster").child("gpus").fail(
-          "the job needs " + std::to_string(k) + " servers; " + std::to_string(free.size()) +
+          "the job needs " + std::to_string(k) + (k == 1 ? " server; " : " servers; ") + std::to_string(free.size()) +
           " of the fabric's " + std::to_string(servers) + " are free once the jobs before it are placed");
     if (job.placement == Placement::Packed) {
       job.servers.assign(free.begin(), free.begin() + k);
