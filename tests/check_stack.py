@@ -63,6 +63,9 @@ def main():
         for key in ("gemm_efficiency", "attention_efficiency"):
             if carried[key] != profile[key]:
                 problems.append(f"B200 carried {key} {carried[key]} != the profile's {profile[key]}")
+        if carried["gpu_stack"] != "megatron-core" or profile["gpu_stack"] != gpus["H100-SXM-megatron-core"]["stack"]:
+            problems.append(f"gpu_stack: carried {carried['gpu_stack']!r}, profile {profile['gpu_stack']!r}, "
+                            f"catalog {gpus['H100-SXM-megatron-core']['stack']!r}")
         b200_peak = flop_rate(gpus["B200"]["peak"])
         if abs(carried["gpu_peak_flops_per_s"] / b200_peak - 1) > 1e-12:
             problems.append(f"B200 carried peak {carried['gpu_peak_flops_per_s']} != data sheet {b200_peak}")

@@ -303,6 +303,9 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["name"] = s.name;
   j["file"] = s.file;
   j["gpu"] = s.gpu.name;
+  // The software stack whose efficiencies apply (a calibrated profile's, or one carried to this GPU
+  // with `gpu: {like: .., stack: ..}`); empty for a data sheet's figures.
+  j["gpu_stack"] = s.gpu.stack;
   j["gpus"] = s.gpus;
   j["gpu_peak_flops_per_s"] = s.gpu.peak_flops_per_s;
   // The achieved efficiencies this scenario's micro-batch gets (a curve is read at its GEMM size).
