@@ -129,7 +129,9 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   // expert's over the expert-data-parallel group (the DP x CP / EP ranks holding that expert:
   // expt_dp_group) (megatron/core/optimizer/__init__.py: dense and expert parameter groups each
   // get their own distributed optimizer over those groups).
-  const long long dense_replicas = layout.data * layout.context;
+  // HSDP shards weights, gradients and optimizer state over its shard group only (each shard group
+  // holds a whole copy: PyTorch's HYBRID_SHARD).
+  const long long dense_replicas = plan.hsdp() ? plan.shard_group : layout.data * layout.context;
   // A routed expert is split expert_tensor_parallel ways (the tensor degree unless folded over TP), and
   // its expert-data-parallel group is TP x DP x CP / (EP x ETP) ranks.
   const double etp = double(layout.expert_tensor_degree());

@@ -69,6 +69,12 @@ struct TrainingPlan {
   double gradient_traffic_scale() const {
     return sharding == Sharding::None ? gradient_bytes / 2.0 : (gradient_bytes + 2.0) / 4.0;
   }
+  // HSDP (PyTorch's hybrid sharding, torchtitan's data_parallel_shard_degree with a replicate degree):
+  // FSDP (zero3) shards over groups of this many data-parallel ranks, consecutive ranks a group, and
+  // each shard is replicated across the data / shard_group groups, its gradients all-reduced across
+  // them after the reduce-scatter inside the group. 0: FSDP over all data-parallel ranks.
+  long long shard_group = 0;
+  bool hsdp() const { return shard_group > 0; }
   bool overlap_bucketed = false;     // PyTorch DDP: all-reduce gradient buckets during the last backward
   double bucket_bytes = 25e6;
 };

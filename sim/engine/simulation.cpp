@@ -196,7 +196,7 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
   const topologies::FabricGraph graph =
       without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
   const StepWork work = plan_step_work(s);
-  if (s.layout.model_parallel())
+  if (s.layout_engine())
     return run_model_parallel(s, graph, work, output, wall_start);
   collectives::CollectiveChoice choice =
       collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes, s.channels,

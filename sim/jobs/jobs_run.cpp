@@ -68,7 +68,7 @@ void prepare(JobRun& r, const topologies::FabricGraph& fabric) {
   r.graph = job_fabric_graph(fabric, *r.job);
   r.work = plan_step_work(s);
   r.places = collectives::places_of_ranks(r.graph);
-  if (s.layout.model_parallel()) {
+  if (s.layout_engine()) {
     r.pairs = parallel::parallel_pairs(s, r.places);
     return;
   }
@@ -96,7 +96,7 @@ void make_view(JobRun& r, const Platform& platform) {
 // Creates the job's actors (now: at its start time, from its launcher).
 void create_actors(JobRun& r) {
   const Scenario& s = r.job->scenario;
-  if (s.layout.model_parallel()) {
+  if (s.layout_engine()) {
     parallel::create_stage_actors(*r.stage_job);
     return;
   }
@@ -130,7 +130,7 @@ std::vector<std::pair<long long, long long>> carried_pairs(std::deque<JobRun>& r
   std::vector<std::pair<long long, long long>> carried;
   for (JobRun& r : runs) {
     const std::vector<long long>& g = r.job->gpu_ranks;
-    if (r.job->scenario.layout.model_parallel()) { // the layout engine sends every message through SimGrid
+    if (r.job->scenario.layout_engine()) { // the layout engine sends every message through SimGrid
       for (const auto& [a, b] : r.pairs)
         carried.emplace_back(g[size_t(a)], g[size_t(b)]);
       continue;
@@ -185,7 +185,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     const std::vector<double> factors = gpu_speed_factors(s);
     for (size_t rank = 0; rank < g.size(); ++rank)
       speeds[size_t(g[rank])] = factors[rank] * s.gpu.peak_flops_per_s;
-    actors += s.layout.model_parallel() ? 2 * s.gpus / s.layout.tensor
+    actors += s.layout_engine() ? 2 * s.gpus / s.layout.tensor
                                         : s.gpus * (s.training.overlap_bucketed ? 2 : 1); // at most
   }
   RouteNeeds needs = [&runs](const collectives::RouteLinks& routes) { return carried_pairs(runs, routes); };
@@ -199,7 +199,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     if (output.tracing())
       r.trace.emplace(output.trace_level, s.gpus);
     r.recorder = std::make_unique<RunRecorder>(s.gpus, s.gpu, r.trace ? &*r.trace : nullptr);
-    if (s.layout.model_parallel()) {
+    if (s.layout_engine()) {
       r.stage_job = parallel::plan_stage_job(s, r.work, r.view, *r.recorder, r.places);
     } else {
       r.allreduce = std::make_unique<CollectiveRunner>(
@@ -232,7 +232,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
       result.activities += t.activities;
     }
     result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
-    result.collective = s.layout.model_parallel() ? "ring" : r.schedule.algorithm;
+    result.collective = s.layout_engine() ? "ring" : r.schedule.algorithm;
     results.push_back(std::move(result));
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

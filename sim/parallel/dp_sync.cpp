@@ -64,19 +64,20 @@ void plan_gradient_buckets(StageJob& job, double bytes_per_param) {
 }
 
 RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
-                         double expert_bytes_per_gpu) {
+                         double expert_bytes_per_gpu, bool across_replicas) {
   RingRound r;
-  const long long data = job.slots(); // gradients are reduced over data x context
+  // Gradients are reduced over data x context (HSDP: inside the shard group, or across the groups).
+  const long long data = across_replicas ? job.replica_ring_size : job.dense_ring_size;
   const long long stage = job.group_stage[size_t(group)];
-  const long long expert_dp = job.expert_ring_size[size_t(stage)]; // experts' over their holders
+  const long long expert_dp = across_replicas ? 1 : job.expert_ring_size[size_t(stage)]; // experts' over their holders
   if (data < 2 || (bytes_per_gpu <= 0 && expert_bytes_per_gpu <= 0))
     return r;
   r.ran = true;
   r.t_start_s = sg4::Engine::get_clock();
   // Rendezvous as a ring needs it: send once the groups sent to have arrived, finish once the
   // shares of the groups received from have come in (the next and previous replica without channels).
-  const std::vector<long long>& to_groups = job.ring_to[size_t(group)];
-  const std::vector<long long>& from_groups = job.ring_from[size_t(group)];
+  const std::vector<long long>& to_groups = (across_replicas ? job.replica_to : job.ring_to)[size_t(group)];
+  const std::vector<long long>& from_groups = (across_replicas ? job.replica_from : job.ring_from)[size_t(group)];
   for (long long g : from_groups)
     job.ring_ready[size_t(g)].at(key)->release();
   for (size_t k = 0; k < to_groups.size(); ++k)
@@ -84,11 +85,12 @@ RingRound run_ring_round(StageJob& job, long long group, long long key, double b
   job.ring_ready[size_t(group)].ready.erase(key);
   r.t_all_in_s = sg4::Engine::get_clock(); // before: waiting for the replicas sent to
   const std::vector<long long>& from = job.members[size_t(group)];
-  const std::vector<StageJob::RingFlow>& flows = job.ring_flows[size_t(group)];
-  const double latency_s = job.ring_latency_s[size_t(group)];
+  const std::vector<StageJob::RingFlow>& flows = (across_replicas ? job.replica_ring_flows : job.ring_flows)[size_t(group)];
+  const double latency_s = (across_replicas ? job.replica_ring_latency_s : job.ring_latency_s)[size_t(group)];
   // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
   r.bytes = double(data - 1) * bytes_per_gpu / double(data);
-  const std::vector<StageJob::RingFlow>& expert_flows = job.expert_ring_flows[size_t(group)];
+  static const std::vector<StageJob::RingFlow> none;
+  const std::vector<StageJob::RingFlow>& expert_flows = across_replicas ? none : job.expert_ring_flows[size_t(group)];
   r.expert_bytes = expert_dp > 1 ? double(expert_dp - 1) * expert_bytes_per_gpu / double(expert_dp) : 0.0;
   Flights flights;
   for (const StageJob::RingFlow& f : flows)
@@ -118,13 +120,15 @@ RingRound run_ring_round(StageJob& job, long long group, long long key, double b
   return r;
 }
 
-void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace::TracePhase kind, long long key) {
+void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace::TracePhase kind, long long key,
+                      bool across_replicas) {
   if (!job.recorder.tracing() || !r.ran)
     return;
   const std::vector<long long>& from = job.members[size_t(group)];
   const long long stage = job.group_stage[size_t(group)];
-  const std::vector<StageJob::RingFlow>& flows = job.ring_flows[size_t(group)];
-  const std::vector<StageJob::RingFlow>& expert_flows = job.expert_ring_flows[size_t(group)];
+  const std::vector<StageJob::RingFlow>& flows = (across_replicas ? job.replica_ring_flows : job.ring_flows)[size_t(group)];
+  static const std::vector<StageJob::RingFlow> none;
+  const std::vector<StageJob::RingFlow>& expert_flows = across_replicas ? none : job.expert_ring_flows[size_t(group)];
   // A ring's messages carry its id: the dense ring's, then the experts'.
   for (const auto* ring : {&flows, &expert_flows})
     for (const StageJob::RingFlow& f : *ring)
@@ -143,15 +147,15 @@ void DpStreamActor::operator()() const {
     const StageJob::DpRequest r = stream.requests.front();
     stream.requests.pop_front();
     for (int part = 0; part < r.rounds; ++part) {
-      const long long key = r.key - part;
-      const RingRound round = run_ring_round(job_, group_, key, r.bytes, r.expert_bytes);
+      const long long key = r.key - part * r.key_step;
+      const RingRound round = run_ring_round(job_, group_, key, r.bytes, r.expert_bytes, r.across_replicas);
       if (!round.ran)
         continue;
       const double moved = round.bytes + round.expert_bytes;
       for (size_t i = 0; i < members.size(); ++i)
         job_.recorder.record_collective(members[i], r.step, r.kind, true, round.t_start_s, round.t_end_s, moved, moved,
                                         round.joules[i], 3);
-      trace_ring_round(job_, group_, round, r.kind, key);
+      trace_ring_round(job_, group_, round, r.kind, key, r.across_replicas);
     }
     (r.done ? r.done : stream.done)->release();
   }
@@ -211,10 +215,34 @@ void wait_param_gathers(StageJob& job, long long group, long long step, long lon
 namespace {
 
 // FSDP's board keys, below every bucket's: (step, micro-batch, what: 0 forward gather, 1 backward
-// gather, 2 the whole model's reduce-scatter, 3 a layer's, layer).
+// gather, 2 the whole model's reduce-scatter, 3 a layer's; HSDP's all-reduce across the replicas
+// after them, its two ring rounds 4 and 5 after 2, 6 and 7 after 3; layer). fsdp_key(what + 1) is
+// fsdp_key(what) - fsdp_key_step.
+long long fsdp_key_step(const StageJob& job) { return job.scenario.shape.layers + 1; }
 long long fsdp_key(const StageJob& job, long long step, long long mb, int what, long long layer) {
-  const long long layers = job.scenario.shape.layers + 1;
-  return -(1LL << 52) - (((step * (job.scenario.microbatches + 1) + mb + 1) * 4 + what) * layers + layer);
+  return -(1LL << 52) -
+         (((step * (job.scenario.microbatches + 1) + mb + 1) * 8 + what) * fsdp_key_step(job) + layer);
+}
+
+// HSDP: after a reduce-scatter inside the shard group, the shard's gradients all-reduced across the
+// replica groups (2 ring rounds of bytes / shard_group), on the compute stream.
+void replica_allreduce(StageJob& job, long long group, long long step, long long mb, double bytes) {
+  if (job.replica_ring_size < 2)
+    return;
+  const std::vector<long long>& from = job.members[size_t(group)];
+  for (int part = 0; part < 2; ++part) {
+    const long long key = fsdp_key(job, step, mb, 4 + part, 0);
+    const RingRound r =
+        run_ring_round(job, group, key, bytes / double(job.dense_ring_size), 0.0, true);
+    if (!r.ran)
+      continue;
+    for (size_t i = 0; i < from.size(); ++i) {
+      job.recorder.record_parallel(from[i], {step, mb, -1}, trace::TracePhase::AllReduce, r.t_start_s, r.t_end_s,
+                                   r.bytes, r.bytes, r.joules[i], 3);
+      job.recorder.record_sync_wait(from[i], trace::TracePhase::AllReduce, r.t_all_in_s - r.t_start_s);
+    }
+    trace_ring_round(job, group, r, trace::TracePhase::AllReduce, key, true);
+  }
 }
 
 // The whole model's units at once, on the compute stream (FSDP without overlap).
@@ -223,16 +251,18 @@ void fsdp_round(StageJob& job, long long group, long long step, long long mb, in
   for (double unit : job.fsdp_unit_bytes)
     bytes += unit;
   const long long key = fsdp_key(job, step, mb, what, 0);
-  const RingRound r = run_ring_round(job, group, key, bytes, 0.0);
-  if (!r.ran)
-    return;
+  const RingRound r = run_ring_round(job, group, key, bytes, 0.0, false);
+  if (r.ran) {
   const std::vector<long long>& from = job.members[size_t(group)];
   for (size_t i = 0; i < from.size(); ++i) {
     job.recorder.record_parallel(from[i], {step, mb, -1}, kind, r.t_start_s, r.t_end_s, r.bytes, r.bytes,
                                  r.joules[i], 3);
     job.recorder.record_sync_wait(from[i], kind, r.t_all_in_s - r.t_start_s);
   }
-  trace_ring_round(job, group, r, kind, key);
+  trace_ring_round(job, group, r, kind, key, false);
+  }
+  if (what == 2)
+    replica_allreduce(job, group, step, mb, bytes);
 }
 
 void push_gather(StageJob& job, long long group, long long step, long long mb, int pass, long long layer) {
@@ -279,10 +309,15 @@ void fsdp_before_layer(StageJob& job, long long group, long long step, long long
 }
 
 void fsdp_after_backward(StageJob& job, long long group, long long step, long long mb, long long layer) {
-  if (job.fsdp() && job.dp_overlap())
+  if (!job.fsdp() || !job.dp_overlap())
+    return;
+  const double unit_bytes = job.fsdp_unit_bytes[size_t(layer)];
+  hand_over(job, group,
+            {step, fsdp_key(job, step, mb, 3, layer), 1, trace::TracePhase::ReduceScatter, unit_bytes, 0.0, nullptr});
+  if (job.replica_ring_size > 1) // HSDP: then the shard's all-reduce across the replicas, on the stream
     hand_over(job, group,
-              {step, fsdp_key(job, step, mb, 3, layer), 1, trace::TracePhase::ReduceScatter,
-               job.fsdp_unit_bytes[size_t(layer)], 0.0, nullptr});
+              {step, fsdp_key(job, step, mb, 6, layer), 2, trace::TracePhase::AllReduce,
+               unit_bytes / double(job.dense_ring_size), 0.0, nullptr, true, fsdp_key_step(job)});
 }
 
 void fsdp_reduce_after_flush(StageJob& job, long long group, long long step) {

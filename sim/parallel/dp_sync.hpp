@@ -20,7 +20,8 @@
 namespace memwall::sim::parallel {
 
 // One ring round of group `group`'s data-parallel rings: `bytes_per_gpu` of dense gradients over the
-// replicas and `expert_bytes_per_gpu` over the expert-data-parallel ring, the ring's d - 1 steps in one
+// replicas (HSDP: over the shard group, or with `across_replicas` over the replica ring, without
+// experts) and `expert_bytes_per_gpu` over the expert-data-parallel ring, the ring's d - 1 steps in one
 // flow per destination, the other steps' latencies after it. `key` tells rounds apart on the boards
 // (the same on every replica). Returns when this group's share is done.
 struct RingRound {
@@ -30,11 +31,12 @@ struct RingRound {
   std::vector<double> joules;         // per member
 };
 RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
-                         double expert_bytes_per_gpu);
+                         double expert_bytes_per_gpu, bool across_replicas = false);
 
 // Every flow of a ring round as a trace message (traces only); the flows of round `key` of a stage's
 // ring share one collective id per sending member.
-void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace::TracePhase kind, long long key);
+void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace::TracePhase kind, long long key,
+                      bool across_replicas = false);
 
 // A GPU's share of layer `layer`'s parameters and, of them, its routed experts (1 / EP of them, split
 // t ways as the work is or whole where experts fold over TP); experts 0 without expert parallelism.
@@ -74,7 +76,10 @@ void wait_param_gathers(StageJob& job, long long group, long long step, long lon
 // right after its backward, every micro-batch; the step waits for the last reduce-scatter after
 // the flush. Without overlap, the whole model is gathered before each pass and its gradients are
 // reduce-scattered once after the flush, on the compute stream. The optimizer then updates the
-// shards; nothing is gathered after it. No-ops unless job.fsdp().
+// shards; nothing is gathered after it. HSDP (training.shard_group, PyTorch's HYBRID_SHARD): the
+// gathers and reduce-scatters run inside the shard group, and each reduce-scatter is followed by
+// the shard's all-reduce across the replica groups (on the stream with overlap, else on the
+// compute stream). No-ops unless job.fsdp().
 void fsdp_before_pass(StageJob& job, long long group, long long step, long long mb, bool forward);
 void fsdp_before_layer(StageJob& job, long long group, long long step, long long mb, bool forward, long long layer);
 void fsdp_after_backward(StageJob& job, long long group, long long step, long long mb, long long layer);

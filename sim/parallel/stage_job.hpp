@@ -113,6 +113,14 @@ struct StageJob {
   // The handshakes cover both kinds of ring.
   std::vector<std::vector<long long>> ring_to, ring_from;
   std::vector<double> tp_latency_s, ring_latency_s, expert_ring_latency_s;
+  // HSDP (training.shard_group): the dense rings above run inside each shard group (dense_ring_size
+  // members, ring_flows); the replica rings join the GPUs that hold the same shard across the shard
+  // groups (replica_ring_size members), with their own handshakes. Without HSDP the dense rings span
+  // every slot and there are no replica rings (replica_ring_size 1).
+  long long dense_ring_size = 1, replica_ring_size = 1;
+  std::vector<std::vector<RingFlow>> replica_ring_flows;
+  std::vector<std::vector<long long>> replica_to, replica_from;
+  std::vector<double> replica_ring_latency_s;
   // Per group, per TP rank: routes to the next and the previous virtual stage's group.
   std::vector<std::vector<RouteFigures>> forward_routes, backward_routes;
   // Per group: its TP ring's links carry nothing else in the job, each hop its own links, all hops
@@ -163,11 +171,13 @@ struct StageJob {
   std::vector<std::vector<std::vector<GradientBucket>>> buckets; // [stage][chunk]
   struct DpRequest {
     long long step = 0;
-    long long key = 0; // its first ring round's board key; round k uses key - k
+    long long key = 0; // its first ring round's board key; round k uses key - k x key_step
     int rounds = 1;    // 2: an all-reduce (reduce-scatter, then all-gather)
     trace::TracePhase kind = trace::TracePhase::AllReduce;
     double bytes = 0, expert_bytes = 0;
     simgrid::s4u::SemaphorePtr done; // released when it ends; null: counted in the stream's `done`
+    bool across_replicas = false;    // HSDP's replica rings, else the dense (and expert) rings
+    long long key_step = 1;
   };
   struct DpStream {
     std::deque<DpRequest> requests;

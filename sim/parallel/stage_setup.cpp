@@ -32,15 +32,25 @@ long long next_context_slot(const model::ParallelLayout& l, long long slot) {
   return slot_of(l, slot / l.context, (slot % l.context + 1) % l.context);
 }
 
-// Per TP rank i, the data-parallel ring over the stage's slots (member i of each, in slot order)
-// as NCCL's channels run it.
-std::vector<collectives::RingFlow> data_ring_flows(const Scenario& s, long long stage, size_t i,
-                                                   const std::vector<collectives::GpuPlace>& places) {
+// Per TP rank i, the data-parallel rings over the stage's slots (member i of each, in slot order)
+// as NCCL's channels run them: one over every slot; with HSDP one per shard group (consecutive
+// slots, training.shard_group of them) or, `across_replicas`, one per shard position over the shard
+// groups (slots k, k + shard_group, ...).
+std::vector<std::vector<collectives::RingFlow>> data_rings(const Scenario& s, long long stage, size_t i,
+                                                           const std::vector<collectives::GpuPlace>& places,
+                                                           bool across_replicas = false) {
   const model::ParallelLayout& l = s.layout;
-  std::vector<long long> order;
-  for (long long slot = 0; slot < l.data * l.context; ++slot)
-    order.push_back(group_members(l, stage, slot)[i]);
-  return collectives::channel_ring_flows(order, places, s.channels);
+  const long long slots = l.data * l.context;
+  const long long shard = s.training.hsdp() ? s.training.shard_group : slots;
+  const long long rings = across_replicas ? shard : slots / shard, size = across_replicas ? slots / shard : shard;
+  std::vector<std::vector<collectives::RingFlow>> out;
+  for (long long r = 0; r < rings && size > 1; ++r) {
+    std::vector<long long> order;
+    for (long long k = 0; k < size; ++k)
+      order.push_back(group_members(l, stage, across_replicas ? r + k * shard : r * shard + k)[i]);
+    out.push_back(collectives::channel_ring_flows(order, places, s.channels));
+  }
+  return out;
 }
 
 } // namespace
@@ -55,8 +65,10 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
   if (slots > 1)
     for (long long stage = 0; stage < l.pipeline; ++stage)
       for (size_t i = 0; i < size_t(l.tensor); ++i)
-        for (const collectives::RingFlow& f : data_ring_flows(s, stage, i, places))
-          ring_destinations[f.src].push_back(f.dst);
+        for (bool across : {false, true})
+          for (const auto& ring : data_rings(s, stage, i, places, across))
+            for (const collectives::RingFlow& f : ring)
+              ring_destinations[f.src].push_back(f.dst);
   for (long long stage = 0; stage < l.pipeline; ++stage)
     for (long long slot = 0; slot < slots; ++slot) {
       const auto mine = group_members(l, stage, slot);
@@ -105,7 +117,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
   const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0 * s.training.gradient_traffic_scale();
   // The distributed optimizer shards over data x context (context ranks hold the same weights).
-  const long long updaters = s.training.sharding == model::Sharding::None ? 1 : slots;
+  const long long updaters =
+      s.training.sharding == model::Sharding::None ? 1 : s.training.hsdp() ? s.training.shard_group : slots;
   const std::vector<std::vector<std::vector<long long>>> expert_rings = expert_data_rings(l); // per stage
   for (long long stage = 0; stage < l.pipeline; ++stage) {
     job->orders.push_back(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
@@ -208,7 +221,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
     for (size_t i = 0; i < job->members[g].size(); ++i)
       member_of[job->members[g][i]] = {static_cast<long long>(g), i};
   auto add_ring = [&](const std::vector<collectives::RingFlow>& ring, std::vector<std::vector<StageJob::RingFlow>>& flows,
-                      std::vector<double>& latency_s) {
+                      std::vector<double>& latency_s, std::vector<std::vector<long long>>& ring_to,
+                      std::vector<std::vector<long long>>& ring_from) {
     std::vector<RouteFigures> routes;
     for (const collectives::RingFlow& f : ring) {
       const auto [from, i] = member_of.at(f.src);
@@ -216,7 +230,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       flows[size_t(from)].push_back({i, to, f.dst, f.share, route(f.src, f.dst)});
       latency_s[size_t(from)] = std::max(latency_s[size_t(from)], flows[size_t(from)].back().route.latency_s);
       routes.push_back(flows[size_t(from)].back().route);
-      for (auto [list, group] : {std::pair{&job->ring_to[size_t(from)], to}, std::pair{&job->ring_from[size_t(to)], from}})
+      for (auto [list, group] : {std::pair{&ring_to[size_t(from)], to}, std::pair{&ring_from[size_t(to)], from}})
         if (std::find(list->begin(), list->end(), group) == list->end())
           list->push_back(group);
     }
@@ -224,16 +238,27 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   };
   // Data-parallel rings: per stage and TP rank, over the slots. Expert-data-parallel rings: a routed
   // expert's gradients over the GPUs holding the same experts.
+  // HSDP: the dense rings inside the shard groups, the replica rings across them (their own handshakes).
+  job->dense_ring_size = s.training.hsdp() ? s.training.shard_group : slots;
+  job->replica_ring_size = slots / job->dense_ring_size;
+  job->replica_ring_flows.resize(groups);
+  job->replica_ring_latency_s.assign(groups, 0.0);
+  job->replica_to.resize(groups);
+  job->replica_from.resize(groups);
   if (slots > 1)
     for (long long stage = 0; stage < l.pipeline; ++stage)
-      for (size_t i = 0; i < size_t(l.tensor); ++i)
-        add_ring(data_ring_flows(s, stage, i, places), job->ring_flows, job->ring_latency_s);
+      for (size_t i = 0; i < size_t(l.tensor); ++i) {
+        for (const auto& ring : data_rings(s, stage, i, places))
+          add_ring(ring, job->ring_flows, job->ring_latency_s, job->ring_to, job->ring_from);
+        for (const auto& ring : data_rings(s, stage, i, places, true))
+          add_ring(ring, job->replica_ring_flows, job->replica_ring_latency_s, job->replica_to, job->replica_from);
+      }
   job->expert_ring_flows.resize(groups);
   job->expert_ring_latency_s.assign(groups, 0.0);
   for (const auto& stage_rings : expert_rings)
     for (const std::vector<long long>& ring : stage_rings)
       add_ring(collectives::channel_ring_flows(ring, places, s.channels), job->expert_ring_flows,
-               job->expert_ring_latency_s);
+               job->expert_ring_latency_s, job->ring_to, job->ring_from);
   // Expert-parallel blocks (expert_exchange.hpp): a layer pass merges 2 all-to-alls (forward) or 2
   // or 4 (backward, with the recomputed forward's).
   plan_expert_exchange(*job, places, route, {2.0, 4.0});

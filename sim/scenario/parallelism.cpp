@@ -222,6 +222,17 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
   // With a pipeline, FSDP (zero2 / zero3) runs as PyTorch's pipelining runs it: see stage_actor.cpp;
   // without one, zero3 gathers and reduces layer by layer beside the TP collectives (dp_sync.hpp).
   // Experts sharded by FSDP over their own data-parallel group are not modelled.
+  // HSDP: shard groups of consecutive data-parallel ranks, without a pipeline or context ranks (their
+  // FSDP runs as PyTorch's pipelining and torchtitan's dp_shard x cp mesh do: not simulated yet).
+  if (in.shard_group > 0) {
+    if (l.data % in.shard_group != 0 || in.shard_group > l.data)
+      return problem("training.shard_group", "shard group " + n(in.shard_group) +
+                                                 " does not divide the data-parallel degree " + n(l.data) +
+                                                 " (HSDP replicates whole shard groups)");
+    if (l.pipeline > 1 || l.context > 1 || l.expert > 1)
+      return problem("training.shard_group", "HSDP with a pipeline, context or expert parallelism is not simulated "
+                                             "yet: shard over all data-parallel ranks (FSDP) or use tensor parallelism");
+  }
   if (l.model_parallel() && l.pipeline == 1 && l.expert > 1 &&
       (in.sharding == model::Sharding::Zero3 || in.sharding == model::Sharding::Zero2))
     return problem("parallelism", std::string("with expert parallelism and no pipeline, sharding ") +
@@ -289,6 +300,7 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   in.arch = &s.arch;
   in.sharding = s.training.sharding;
   in.microbatches = s.microbatches;
+  in.shard_group = s.training.shard_group;
   read_sequence_batch(batch, s, in);
   std::optional<InputNode> node;
   if (root.has("parallelism")) {
@@ -300,6 +312,8 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
     const std::string& key = p->key;
     if (key.rfind("batch.", 0) == 0)
       batch.child(key.substr(6)).fail(p->reason);
+    if (key.rfind("training.", 0) == 0)
+      root.child("training").child(key.substr(9)).fail(p->reason);
     if (key == "parallelism")
       node->fail(p->reason);
     node->child(key.substr(std::string("parallelism.").size())).fail(p->reason);
@@ -322,14 +336,14 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   if (root.has("training") && root.child("training").has("bucket") && !s.training.overlap_bucketed)
     warn(root.child("training").child("bucket"),
          "buckets are what overlap: bucketed hands over; with overlap none the gradients go at once (not applied)");
-  if (l.model_parallel()) {
+  if (s.layout_engine()) {
     const InputNode cluster = root.child("cluster");
     if (auto c = cluster.optional_child("collective")) {
       if (s.collective != "ring" && s.collective != "auto")
-        c->fail("'" + s.collective + "' applies to pure data parallelism; with tensor, pipeline, context or expert "
-                "parallelism every collective runs as NCCL's rings over its channels (cluster.nccl); use ring");
+        c->fail("'" + s.collective + "' applies to pure data parallelism; with tensor, pipeline, context or expert parallelism "
+                "or HSDP every collective runs as NCCL's rings over its channels (cluster.nccl); use ring");
       if (s.collective == "auto")
-        warn(*c, "with tensor, pipeline, context or expert parallelism every collective runs as a ring: auto "
+        warn(*c, "with tensor, pipeline, context or expert parallelism or HSDP every collective runs as a ring: auto "
                  "chooses ring");
     }
     if (auto c = cluster.optional_child("ring_order"))

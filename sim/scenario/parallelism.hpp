@@ -18,6 +18,7 @@ struct LayoutInputs {
   long long global_batch = 0; // sequences; 0: the batch is given in tokens
   long long micro_batch = 1;  // sequences
   long long microbatches = 1; // per replica, when the batch is given in tokens
+  long long shard_group = 0;  // HSDP's (training.shard_group), 0 without
 };
 
 // Why a layout cannot run: the key it is reported under (`parallelism.tensor`, `batch.global_batch`,

@@ -178,10 +178,13 @@ namespace {
 // (tensor; data x context, the gradients'; context, the key-value ring's; pipeline; expert).
 long long communicators_of(const Scenario& s) {
   const model::ParallelLayout& l = s.layout;
-  if (!l.model_parallel())
+  if (!s.layout_engine())
     return s.gpus > 1 ? 1 : 0;
   long long n = 0;
-  for (long long degree : {l.tensor, l.data * l.context, l.context, l.pipeline, l.expert})
+  // HSDP: a shard group's and a replica group's in place of the data-parallel group's.
+  const long long shard = s.training.hsdp() ? s.training.shard_group : l.data * l.context;
+  const long long replicas = s.training.hsdp() ? l.data / s.training.shard_group : 1;
+  for (long long degree : {l.tensor, shard, replicas, l.context, l.pipeline, l.expert})
     n += degree > 1 ? 1 : 0;
   return n;
 }
@@ -201,7 +204,7 @@ model::MemoryFootprint stage_memory(const Scenario& s, long long stage) {
 }
 
 model::MemoryFootprint scenario_footprint(const Scenario& s) {
-  if (s.layout.model_parallel()) { // the stage that needs the most
+  if (s.layout_engine()) { // the stage that needs the most
     model::MemoryFootprint worst = stage_memory(s, 0);
     for (long long stage = 1; stage < s.layout.pipeline; ++stage)
       if (const model::MemoryFootprint f = stage_memory(s, stage); f.total_bytes > worst.total_bytes)

@@ -37,7 +37,7 @@ void check_recompute_modules(const InputNode& list, const model::ArchitectureSpe
 
 model::TrainingPlan parse_training(const InputNode& node) {
   node.check_keys({"sharding", "activation_recompute", "recompute_every", "recompute_modules", "overlap", "bucket",
-                   "precision", "fp8_params", "grad_reduce_in_fp32", "optimizer_dtypes"});
+                   "precision", "fp8_params", "grad_reduce_in_fp32", "optimizer_dtypes", "shard_group"});
   model::TrainingPlan t;
   if (auto c = node.optional_child("sharding"))
     if (!model::parse_sharding(c->as_string(), &t.sharding))
@@ -97,6 +97,13 @@ model::TrainingPlan parse_training(const InputNode& node) {
     t.overlap_bucketed = c->as_one_of({"none", "bucketed"}) == "bucketed";
   if (auto c = node.optional_child("bucket"))
     t.bucket_bytes = c->as_positive_quantity(Dimension::Bytes);
+  if (auto c = node.optional_child("shard_group")) { // HSDP; its fit to the layout: check_layout
+    t.shard_group = c->as_count(kMaxGpus, "GPUs");
+    if (t.sharding != model::Sharding::Zero3)
+      c->fail("a shard group is FSDP's hybrid sharding (HSDP): it needs sharding: zero3");
+    if (t.shard_group < 2)
+      c->fail("a shard group of 1 shards nothing (each GPU would hold the whole model): use sharding none");
+  }
   if (t.overlap_bucketed && t.sharding == model::Sharding::Zero2)
     node.fail(
         "overlap is modelled for sharding none and zero1 (DDP buckets) and zero3 (FSDP prefetch), not zero2");
