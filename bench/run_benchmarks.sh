@@ -22,6 +22,15 @@ echo "[target <= 60 s, <= 4 GiB]  GPT 1T on 3,072 A100 (TP 8, PP 64, DP 6, 512 m
 "$build/bench/bench_scale" scenarios/validation-megatron/10-gpt-1008p0b-3072gpu.yaml 0 0
 echo "[target <= 60 s, <= 8 GiB]  Llama-3.1 405B on 16,384 H100 (TP 8, PP 16, DP 128, seq 8192, global batch 2048):"
 "$build/bench/bench_scale" bench/model-parallel/llama31-405b-16384-h100.yaml 0 0
+echo "[target <= 60 s, <= 4 GiB]  GPT-3 175B on 12,288 A100 (TP 8, PP 8, VP 6, DP 192, global batch 6,144), issue 28:"
+"$build/bench/bench_scale" bench/model-parallel/gpt3-175b-12288-a100.yaml 0 0
+echo "[target <= 30 s]  Llama-3.1 405B on 16,384 H100 (TP 8, PP 16, FSDP 128, global batch 2,048), issue 28:"
+"$build/bench/bench_scale" bench/model-parallel/llama31-405b-16384-h100-fsdp.yaml 0 0
+echo "[target <= 10 min with -j 2]  memwall plan: Llama-3.1 405B on 16,384 H100 over TP x PP x CP x micro-batch, issue 28:"
+out=$(mktemp -d)
+/usr/bin/time -f "wall=%e s, peak RSS of the planner=%M KB" "$build/memwall" plan bench/plan/llama31-405b-16384-search.yaml \
+  -j 2 --out "$out/plan.csv" 2>&1 | grep -E "^best|^wall|Spearman"
+rm -rf "$out"
 echo "[target <= 5 min with -j 2]  memwall plan: full layout search, GPT 529.6B on 2,520 A100 (Megatron-LM's row):"
 out=$(mktemp -d)
 /usr/bin/time -f "wall=%e s, peak RSS of the planner=%M KB" "$build/memwall" plan bench/plan/gpt-529p6b-2520-full.yaml \
