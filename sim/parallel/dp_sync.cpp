@@ -63,6 +63,19 @@ void plan_gradient_buckets(StageJob& job, double bytes_per_param) {
   }
 }
 
+namespace {
+
+// A group's flows of the dense (and expert) rings, or of HSDP's replica ring (no experts there).
+const std::vector<StageJob::RingFlow>& ring_flows_of(const StageJob& job, long long group, bool across_replicas) {
+  return (across_replicas ? job.replica_ring_flows : job.ring_flows)[size_t(group)];
+}
+const std::vector<StageJob::RingFlow>& expert_flows_of(const StageJob& job, long long group, bool across_replicas) {
+  static const std::vector<StageJob::RingFlow> none;
+  return across_replicas ? none : job.expert_ring_flows[size_t(group)];
+}
+
+} // namespace
+
 RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
                          double expert_bytes_per_gpu, bool across_replicas) {
   RingRound r;
@@ -85,12 +98,11 @@ RingRound run_ring_round(StageJob& job, long long group, long long key, double b
   job.ring_ready[size_t(group)].ready.erase(key);
   r.t_all_in_s = sg4::Engine::get_clock(); // before: waiting for the replicas sent to
   const std::vector<long long>& from = job.members[size_t(group)];
-  const std::vector<StageJob::RingFlow>& flows = (across_replicas ? job.replica_ring_flows : job.ring_flows)[size_t(group)];
+  const std::vector<StageJob::RingFlow>& flows = ring_flows_of(job, group, across_replicas);
   const double latency_s = (across_replicas ? job.replica_ring_latency_s : job.ring_latency_s)[size_t(group)];
   // The ring's d - 1 steps in one flow per GPU and destination; the other steps' latencies after it.
   r.bytes = double(data - 1) * bytes_per_gpu / double(data);
-  static const std::vector<StageJob::RingFlow> none;
-  const std::vector<StageJob::RingFlow>& expert_flows = across_replicas ? none : job.expert_ring_flows[size_t(group)];
+  const std::vector<StageJob::RingFlow>& expert_flows = expert_flows_of(job, group, across_replicas);
   r.expert_bytes = expert_dp > 1 ? double(expert_dp - 1) * expert_bytes_per_gpu / double(expert_dp) : 0.0;
   Flights flights;
   for (const StageJob::RingFlow& f : flows)
@@ -126,9 +138,8 @@ void trace_ring_round(StageJob& job, long long group, const RingRound& r, trace:
     return;
   const std::vector<long long>& from = job.members[size_t(group)];
   const long long stage = job.group_stage[size_t(group)];
-  const std::vector<StageJob::RingFlow>& flows = (across_replicas ? job.replica_ring_flows : job.ring_flows)[size_t(group)];
-  static const std::vector<StageJob::RingFlow> none;
-  const std::vector<StageJob::RingFlow>& expert_flows = across_replicas ? none : job.expert_ring_flows[size_t(group)];
+  const std::vector<StageJob::RingFlow>& flows = ring_flows_of(job, group, across_replicas);
+  const std::vector<StageJob::RingFlow>& expert_flows = expert_flows_of(job, group, across_replicas);
   // A ring's messages carry its id: the dense ring's, then the experts'.
   for (const auto* ring : {&flows, &expert_flows})
     for (const StageJob::RingFlow& f : *ring)
@@ -224,45 +235,32 @@ long long fsdp_key(const StageJob& job, long long step, long long mb, int what, 
          (((step * (job.scenario.microbatches + 1) + mb + 1) * 8 + what) * fsdp_key_step(job) + layer);
 }
 
-// HSDP: after a reduce-scatter inside the shard group, the shard's gradients all-reduced across the
-// replica groups (2 ring rounds of bytes / shard_group), on the compute stream.
-void replica_allreduce(StageJob& job, long long group, long long step, long long mb, double bytes) {
-  if (job.replica_ring_size < 2)
+// One ring round on the compute stream, recorded as `kind`.
+void compute_stream_round(StageJob& job, long long group, long long step, long long mb, long long key,
+                          double bytes, trace::TracePhase kind, bool across_replicas) {
+  const RingRound r = run_ring_round(job, group, key, bytes, 0.0, across_replicas);
+  if (!r.ran)
     return;
-  const std::vector<long long>& from = job.members[size_t(group)];
-  for (int part = 0; part < 2; ++part) {
-    const long long key = fsdp_key(job, step, mb, 4 + part, 0);
-    const RingRound r =
-        run_ring_round(job, group, key, bytes / double(job.dense_ring_size), 0.0, true);
-    if (!r.ran)
-      continue;
-    for (size_t i = 0; i < from.size(); ++i) {
-      job.recorder.record_parallel(from[i], {step, mb, -1}, trace::TracePhase::AllReduce, r.t_start_s, r.t_end_s,
-                                   r.bytes, r.bytes, r.joules[i], 3);
-      job.recorder.record_sync_wait(from[i], trace::TracePhase::AllReduce, r.t_all_in_s - r.t_start_s);
-    }
-    trace_ring_round(job, group, r, trace::TracePhase::AllReduce, key, true);
-  }
-}
-
-// The whole model's units at once, on the compute stream (FSDP without overlap).
-void fsdp_round(StageJob& job, long long group, long long step, long long mb, int what, trace::TracePhase kind) {
-  double bytes = 0;
-  for (double unit : job.fsdp_unit_bytes)
-    bytes += unit;
-  const long long key = fsdp_key(job, step, mb, what, 0);
-  const RingRound r = run_ring_round(job, group, key, bytes, 0.0, false);
-  if (r.ran) {
   const std::vector<long long>& from = job.members[size_t(group)];
   for (size_t i = 0; i < from.size(); ++i) {
     job.recorder.record_parallel(from[i], {step, mb, -1}, kind, r.t_start_s, r.t_end_s, r.bytes, r.bytes,
                                  r.joules[i], 3);
     job.recorder.record_sync_wait(from[i], kind, r.t_all_in_s - r.t_start_s);
   }
-  trace_ring_round(job, group, r, kind, key, false);
-  }
-  if (what == 2)
-    replica_allreduce(job, group, step, mb, bytes);
+  trace_ring_round(job, group, r, kind, key, across_replicas);
+}
+
+// The whole model's units at once, on the compute stream (FSDP without overlap); HSDP's reduce-scatter
+// is followed by the shard's all-reduce across the replica groups (2 ring rounds of bytes / shard).
+void fsdp_round(StageJob& job, long long group, long long step, long long mb, int what, trace::TracePhase kind) {
+  double bytes = 0;
+  for (double unit : job.fsdp_unit_bytes)
+    bytes += unit;
+  compute_stream_round(job, group, step, mb, fsdp_key(job, step, mb, what, 0), bytes, kind, false);
+  if (what == 2 && job.replica_ring_size > 1)
+    for (int part = 0; part < 2; ++part)
+      compute_stream_round(job, group, step, mb, fsdp_key(job, step, mb, 4 + part, 0),
+                           bytes / double(job.dense_ring_size), trace::TracePhase::AllReduce, true);
 }
 
 void push_gather(StageJob& job, long long group, long long step, long long mb, int pass, long long layer) {
