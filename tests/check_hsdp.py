@@ -67,6 +67,8 @@ def main():
             name = f"hsdp-{overlap}-tp{tensor}"
             rec = run(memwall, tmp, name, scenario(s, overlap, tensor), trace=True)
             u = 2.0 * rec["params"] / tensor
+            if rec["sharding"] != "zero3" or rec["shard_group"] != s:
+                failures.append(f"{label}: the record says sharding {rec['sharding']}, shard_group {rec['shard_group']}")
             per_mb = MB if overlap == "bucketed" else 1
             expected = {"allgather": 2 * MB * (s - 1) / s * u, "reducescatter": per_mb * (s - 1) / s * u,
                         "allreduce": per_mb * 2 * (r - 1) / r * u / s}

@@ -318,6 +318,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["collective"] = r.collective;
   j["channels"] = s.channels; // NCCL channels per ring (collectives/channels.hpp)
   j["sharding"] = model::sharding_name(s.training.sharding);
+  j["shard_group"] = s.training.shard_group; // HSDP's; 0: sharded over every data-parallel rank
   if (s.training.selective_recompute)
     j["recompute_modules"] = model::recompute_module_names(s.training.recompute_modules);
   // Bytes per parameter of each kind of training state (memory_footprint.hpp), by dtype.
