@@ -179,14 +179,14 @@ void leaf_groups(JobsSpec& spec, const topologies::FabricGraph& graph) {
 std::vector<long long> place_by_group(const std::vector<long long>& group_of_server, long long groups,
                                       const Job& job, long long k, std::vector<long long>& owner, long long j,
                                       std::mt19937_64& random) {
-  std::vector<std::vector<long long>> by_leaf(static_cast<size_t>(groups));
+  std::vector<std::vector<long long>> by_group(static_cast<size_t>(groups));
   for (size_t s = 0; s < group_of_server.size(); ++s)
-    by_leaf[size_t(group_of_server[s])].push_back(static_cast<long long>(s));
+    by_group[size_t(group_of_server[s])].push_back(static_cast<long long>(s));
   std::vector<long long> chosen;
   if (job.placement == Placement::Spread) {
     for (bool more = true; more && static_cast<long long>(chosen.size()) < k;) {
       more = false;
-      for (auto& servers : by_leaf) {
+      for (auto& servers : by_group) {
         auto free = std::find_if(servers.begin(), servers.end(), [&](long long s) { return owner[size_t(s)] < 0; });
         if (free == servers.end() || static_cast<long long>(chosen.size()) == k)
           continue;
@@ -199,15 +199,15 @@ std::vector<long long> place_by_group(const std::vector<long long>& group_of_ser
     return chosen;
   }
   std::vector<size_t> free_leaves;
-  for (size_t l = 0; l < by_leaf.size(); ++l)
-    if (std::all_of(by_leaf[l].begin(), by_leaf[l].end(), [&](long long s) { return owner[size_t(s)] < 0; }))
+  for (size_t l = 0; l < by_group.size(); ++l)
+    if (std::all_of(by_group[l].begin(), by_group[l].end(), [&](long long s) { return owner[size_t(s)] < 0; }))
       free_leaves.push_back(l);
   if (job.placement == Placement::Random)
     std::shuffle(free_leaves.begin(), free_leaves.end(), random);
   for (size_t l : free_leaves) {
     if (static_cast<long long>(chosen.size()) >= k)
       break;
-    for (long long s : by_leaf[l]) {
+    for (long long s : by_group[l]) {
       owner[size_t(s)] = j; // the whole leaf is the job's
       if (static_cast<long long>(chosen.size()) < k)
         chosen.push_back(s);
