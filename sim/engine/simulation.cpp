@@ -5,6 +5,7 @@
 #include "sim/engine/gpu_actor.hpp"
 #include "sim/engine/link_events.hpp"
 #include "parallel/flights.hpp"
+#include "parallel/planes.hpp"
 #include "parallel/stage_setup.hpp"
 #include "sim/engine/platform_builder.hpp"
 #include "sim/engine/private_rounds.hpp"
@@ -146,6 +147,9 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
     sg4::Actor::create("link-events", platform.gpus.front(),
                        LinkEventActor(s, faults, [&j] { parallel::note_link_down(j); }));
   }
+  // One job on the platform: its TP ranks' flows may mirror one another (MEMWALL_SIMULATE_MESSAGES=1
+  // simulates every flow, the reference tests/check_planes.py compares against).
+  const bool mirrored = parallel::mirror_planes(*job, !simulate_every_message());
   parallel::create_stage_actors(*job);
   sg4::Engine::get_instance()->run();
   if (!faults.stall.empty())
@@ -159,6 +163,7 @@ RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& g
   }
   result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
   result.collective = "ring";
+  result.mirrored_planes = mirrored ? s.layout.tensor : 1;
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (trace) { // with a pipeline, the time after a stage's end is the pipeline's drain (the breakdown's bubble)
     recorder.close_run(result.makespan_s,

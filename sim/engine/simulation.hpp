@@ -31,6 +31,9 @@ struct RunResult {
   long long activities = 0;     // simulated activities (executions, communications, sleeps)
   std::vector<GpuTotals> per_gpu;
   std::string collective;       // the all-reduce algorithm that ran
+  // TP ranks whose flows one simulated plane stood for (parallel/planes.hpp): t where the TP ranks'
+  // flows mirror one another, else 1 (every flow simulated).
+  long long mirrored_planes = 1;
 };
 
 RunResult run_simulation(const Scenario& scenario, const OutputOptions& output = {});

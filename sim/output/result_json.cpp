@@ -373,6 +373,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   j["makespan_s"] = r.makespan_s;
   j["sim_wall_s"] = r.sim_wall_s;
   j["activities"] = r.activities;
+  j["mirrored_planes"] = r.mirrored_planes;
   j["activities_per_s"] = r.sim_wall_s > 0 ? double(r.activities) / r.sim_wall_s : 0.0;
   return j;
 }

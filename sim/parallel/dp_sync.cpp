@@ -104,11 +104,13 @@ RingRound run_ring_round(StageJob& job, long long group, long long key, double b
   r.bytes = double(data - 1) * bytes_per_gpu / double(data);
   const std::vector<StageJob::RingFlow>& expert_flows = expert_flows_of(job, group, across_replicas);
   r.expert_bytes = expert_dp > 1 ? double(expert_dp - 1) * expert_bytes_per_gpu / double(expert_dp) : 0.0;
-  Flights flights;
+  Flights flights; // TP rank 0's flows alone where the planes mirror one another (planes.hpp)
   for (const StageJob::RingFlow& f : flows)
-    post(job, flights, from[f.from], f.to, f.share * r.bytes);
+    if (f.from == 0 || !job.mirror_planes)
+      post(job, flights, from[f.from], f.to, f.share * r.bytes);
   for (const StageJob::RingFlow& f : expert_flows)
-    post(job, flights, from[f.from], f.to, f.share * r.expert_bytes);
+    if (f.from == 0 || !job.mirror_planes)
+      post(job, flights, from[f.from], f.to, f.share * r.expert_bytes);
   await(job, flights, from.front());
   for (long long g : to_groups)
     job.ring_received[size_t(g)].at(key)->release();

@@ -42,10 +42,11 @@ long long StageJob::group_of(long long stage, long long slot) const { return sta
 
 namespace {
 
-// Starts a flow of `bytes` from each GPU of `from` to the GPU of the same TP rank in `to`.
+// Starts a flow of `bytes` from each GPU of `from` to the GPU of the same TP rank in `to` (TP rank
+// 0's alone where the planes mirror one another: it stands for every rank's).
 void post_flows(const StageJob& job, const std::vector<long long>& from, const std::vector<long long>& to,
                 double bytes, Flights& flights) {
-  for (size_t i = 0; i < from.size(); ++i)
+  for (size_t i = 0; i < (job.mirror_planes ? 1 : from.size()); ++i)
     post(job, flights, from[i], to[i], bytes);
 }
 
@@ -64,7 +65,8 @@ void send_flows(StageJob& job, const std::vector<long long>& from, const std::ve
     job.recorder.record_parallel(from[i], where, kind, t_start_s, t_end, bytes, 0.0, bytes * routes[i].j_per_byte, 1);
     job.recorder.record_parallel(to[i], where, kind, t_end, t_end, 0.0, bytes, 0.0, 0);
     if (job.recorder.tracing())
-      job.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start_s, flights.comms[i]->get_finish_time(),
+      job.recorder.record_message({int32_t(from[i]), int32_t(to[i]), bytes, t_start_s,
+                                   flights.comms[job.mirror_planes ? 0 : i]->get_finish_time(),
                                    collective_id, kind},
                                   routes[i].links);
   }

@@ -127,6 +127,9 @@ struct StageJob {
   // alike (latency, bottleneck). Then one flow stands for the ring's t flows and takes exactly their
   // time (CM02, no cross-traffic): one SimGrid activity instead of t.
   std::vector<bool> tp_ring_private;
+  // The TP ranks' flows outside the TP rings form t planes that mirror one another (planes.hpp): only
+  // TP rank 0's flows are simulated, and each rank's part is recorded on its own route.
+  bool mirror_planes = false;
   // Expert parallelism (expert_exchange.hpp): blocks of E groups of a stage (replicas b E .. b E + E - 1),
   // each a communicator per TP rank. A flow in units of one message (a GPU's bytes to one peer).
   struct EpFlow {
