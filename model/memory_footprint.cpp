@@ -131,7 +131,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   // get their own distributed optimizer over those groups).
   // HSDP shards weights, gradients and optimizer state over its shard group only (each shard group
   // holds a whole copy: PyTorch's HYBRID_SHARD).
-  const long long dense_replicas = plan.shard_degree(layout.data * layout.context);
+  const long long dense_replicas = plan.shard_degree(layout.data, layout.context);
   // A routed expert is split expert_tensor_parallel ways (the tensor degree unless folded over TP), and
   // its expert-data-parallel group is TP x DP x CP / (EP x ETP) ranks.
   const double etp = double(layout.expert_tensor_degree());

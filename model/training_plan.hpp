@@ -75,9 +75,11 @@ struct TrainingPlan {
   // them after the reduce-scatter inside the group. 0: FSDP over all data-parallel ranks.
   long long shard_group = 0;
   bool hsdp() const { return shard_group > 0; }
-  // Over how many of `data_ranks` (the ranks that hold the same weights) FSDP and the distributed
-  // optimizer shard: the shard group with HSDP, else all of them. The one place every user asks.
-  long long shard_degree(long long data_ranks) const { return hsdp() ? shard_group : data_ranks; }
+  // Over how many of the data x context ranks (they hold the same weights) FSDP and the distributed
+  // optimizer shard: all of them, or with HSDP the shard group's data ranks x every context rank
+  // (torchtitan's dp_shard x cp mesh: context ranks shard with their data ranks). The one place every
+  // user asks.
+  long long shard_degree(long long data, long long context) const { return (hsdp() ? shard_group : data) * context; }
   bool overlap_bucketed = false;     // PyTorch DDP: all-reduce gradient buckets during the last backward
   double bucket_bytes = 25e6;
 };

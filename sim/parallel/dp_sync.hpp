@@ -51,6 +51,9 @@ void plan_gradient_buckets(StageJob& job, double bytes_per_param);
 
 // The board key of bucket `index` of `step`, ring round `part` (0, 1): apart from the flush's rounds.
 long long bucket_round_key(long long step, long long index, int part);
+// Bucket indices apart from the reduce-scatters' (a step's count of requests, far below): HSDP's
+// replica all-reduces after them.
+inline constexpr long long kReplicaBucketIndex = 6000000;
 
 // Hands `request` to group `group`'s data-parallel stream; one without its own semaphore is counted
 // in the step's requests that wait_for_stream waits for.

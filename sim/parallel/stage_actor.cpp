@@ -362,11 +362,15 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
     send_to_virtual_stage(step, op.microbatch, vs - 1, false);
 }
 
-void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const {
+void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind,
+                            bool across_replicas) const {
   const long long stage = job_.group_stage[size_t(group_)];
-  const long long round = 2 * step + part;
-  const RingRound r =
-      run_ring_round(job_, group_, round, bytes_per_gpu, job_.stage_expert_gradient_bytes[size_t(stage)]);
+  // Replica rounds' keys lie apart from the flush's (2 step + part): a group may enter its replica
+  // round while a neighbour still waits in its shard group's round.
+  const long long round = (across_replicas ? (1LL << 50) : 0) + 2 * step + part;
+  const RingRound r = run_ring_round(job_, group_, round, bytes_per_gpu,
+                                     across_replicas ? 0.0 : job_.stage_expert_gradient_bytes[size_t(stage)],
+                                     across_replicas);
   if (!r.ran)
     return;
   const std::vector<long long>& from = job_.members[size_t(group_)];
@@ -375,7 +379,7 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
                                   r.bytes + r.expert_bytes, r.joules[i], 3);
     job_.recorder.record_sync_wait(from[i], kind, r.t_all_in_s - r.t_start_s);
   }
-  trace_ring_round(job_, group_, r, kind, round);
+  trace_ring_round(job_, group_, r, kind, round, across_replicas);
 }
 
 void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const {
@@ -383,12 +387,20 @@ void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& o
     return; // gradients accumulate until the chunk's last micro-batch
   const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
   const auto& buckets = job_.buckets[size_t(job_.group_stage[size_t(group_)])][size_t(op.chunk)];
-  for (const StageJob::GradientBucket& b : buckets)
-    if (b.after_layer == after_layer) // an all-reduce, or the distributed optimizer's reduce-scatter
+  for (const StageJob::GradientBucket& b : buckets) {
+    if (b.after_layer != after_layer)
+      continue;
+    const long long index = job_.dp_streams[size_t(group_)].pushed;
+    // An all-reduce, or the distributed optimizer's (FSDP's) reduce-scatter
+    hand_over(job_, group_,
+              {step, bucket_round_key(step, index, 0), sharded ? 1 : 2,
+               sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce, b.bytes, b.expert_bytes,
+               nullptr});
+    if (job_.replica_ring_size > 1) // HSDP: then the shard's gradients across the shard groups
       hand_over(job_, group_,
-                {step, bucket_round_key(step, job_.dp_streams[size_t(group_)].pushed, 0), sharded ? 1 : 2,
-                 sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce, b.bytes, b.expert_bytes,
-                 nullptr});
+                {step, bucket_round_key(step, kReplicaBucketIndex + index, 0), 2, trace::TracePhase::AllReduce,
+                 b.bytes / double(job_.dense_ring_size), 0.0, nullptr, true});
+  }
 }
 
 void StageActor::operator()() const {
@@ -416,6 +428,9 @@ void StageActor::operator()() const {
       // zero1's updated parameters: gathered beside the next step's forward (post_param_gathers)
     } else if (sharded) {
       ring_round(step, 0, gradient_bytes, trace::TracePhase::ReduceScatter);
+      if (job_.replica_ring_size > 1) // HSDP: the shard's gradients across the shard groups
+        for (int part = 0; part < 2; ++part)
+          ring_round(step, part, gradient_bytes / double(job_.dense_ring_size), trace::TracePhase::AllReduce, true);
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
       ring_round(step, 1, gradient_bytes, trace::TracePhase::AllGather);
     } else {

@@ -56,8 +56,10 @@ private:
   // A layer's phase on this GPU: an MoE layer's routed-expert share scaled by the load this GPU's
   // experts get (the hot expert on expert-parallel rank 0).
   PhaseCost with_expert_load(const LayerWork& w, const PhaseCost& phase) const;
-  // Ring over the stage's replicas, per TP rank: `part` 0 reduce-scatter, 1 all-gather.
-  void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind) const;
+  // Round `part` (0, 1) of the step's flush sync, one ring per TP rank: over the stage's replicas
+  // (HSDP: its shard group) or, `across_replicas`, over HSDP's replica rings (their own board keys).
+  void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind,
+                  bool across_replicas = false) const;
   long long virtual_stage(const pipeline::PipelineOp& op) const;
   // With overlap (dp_sync.hpp): on a chunk's last micro-batch, hands the buckets complete after the
   // backward of `after_layer` to the group's data-parallel stream.

@@ -34,14 +34,14 @@ long long next_context_slot(const model::ParallelLayout& l, long long slot) {
 
 // Per TP rank i, the data-parallel rings over the stage's slots (member i of each, in slot order)
 // as NCCL's channels run them: one over every slot; with HSDP one per shard group (consecutive
-// slots, training.shard_group of them) or, `across_replicas`, one per shard position over the shard
-// groups (slots k, k + shard_group, ...).
+// slots: training.shard_group replicas x every context rank) or, `across_replicas`, one per shard
+// position over the shard groups (slots k, k + S, ... for a shard group of S slots).
 std::vector<std::vector<collectives::RingFlow>> data_rings(const Scenario& s, long long stage, size_t i,
                                                            const std::vector<collectives::GpuPlace>& places,
                                                            bool across_replicas = false) {
   const model::ParallelLayout& l = s.layout;
   const long long slots = l.data * l.context;
-  const long long shard = s.training.shard_degree(slots);
+  const long long shard = s.training.shard_degree(l.data, l.context);
   const long long rings = across_replicas ? shard : slots / shard, size = across_replicas ? slots / shard : shard;
   std::vector<std::vector<collectives::RingFlow>> out;
   for (long long r = 0; r < rings && size > 1; ++r) {
@@ -117,7 +117,8 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   const auto kind = l.gpipe ? pipeline::ScheduleKind::GPipe : pipeline::ScheduleKind::OneFOneB;
   const double bytes_per_param = s.traffic.b_ar_bytes_per_param / 2.0 * s.training.gradient_traffic_scale();
   // The distributed optimizer shards over data x context (context ranks hold the same weights).
-  const long long updaters = s.training.sharding == model::Sharding::None ? 1 : s.training.shard_degree(slots);
+  const long long updaters =
+      s.training.sharding == model::Sharding::None ? 1 : s.training.shard_degree(l.data, l.context);
   const std::vector<std::vector<std::vector<long long>>> expert_rings = expert_data_rings(l); // per stage
   for (long long stage = 0; stage < l.pipeline; ++stage) {
     job->orders.push_back(pipeline::stage_order(kind, l.pipeline, stage, s.microbatches, l.virtual_stages));
@@ -238,7 +239,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   // Data-parallel rings: per stage and TP rank, over the slots. Expert-data-parallel rings: a routed
   // expert's gradients over the GPUs holding the same experts.
   // HSDP: the dense rings inside the shard groups, the replica rings across them (their own handshakes).
-  job->dense_ring_size = s.training.shard_degree(slots);
+  job->dense_ring_size = s.training.shard_degree(l.data, l.context);
   job->replica_ring_size = slots / job->dense_ring_size;
   job->replica_ring_flows.resize(groups);
   job->replica_ring_latency_s.assign(groups, 0.0);

@@ -222,16 +222,17 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
   // With a pipeline, FSDP (zero2 / zero3) runs as PyTorch's pipelining runs it: see stage_actor.cpp;
   // without one, zero3 gathers and reduces layer by layer beside the TP collectives (dp_sync.hpp).
   // Experts sharded by FSDP over their own data-parallel group are not modelled.
-  // HSDP: shard groups of consecutive data-parallel ranks, without a pipeline or context ranks (their
-  // FSDP runs as PyTorch's pipelining and torchtitan's dp_shard x cp mesh do: not simulated yet).
+  // HSDP: shard groups of consecutive data-parallel ranks (with their context ranks: torchtitan's
+  // dp_shard x cp mesh), also under a pipeline; not with experts (FSDP over the experts' own groups is
+  // not simulated).
   if (in.shard_group > 0) {
     if (l.data % in.shard_group != 0 || in.shard_group > l.data)
       return problem("training.shard_group", "shard group " + n(in.shard_group) +
                                                  " does not divide the data-parallel degree " + n(l.data) +
                                                  " (HSDP replicates whole shard groups)");
-    if (l.pipeline > 1 || l.context > 1 || l.expert > 1)
-      return problem("training.shard_group", "HSDP with a pipeline, context or expert parallelism is not simulated "
-                                             "yet: shard over all data-parallel ranks (FSDP) or use tensor parallelism");
+    if (l.expert > 1)
+      return problem("training.shard_group", "HSDP with expert parallelism is not simulated yet: shard over all "
+                                             "data-parallel ranks (FSDP)");
   }
   if (l.model_parallel() && l.pipeline == 1 && l.expert > 1 &&
       (in.sharding == model::Sharding::Zero3 || in.sharding == model::Sharding::Zero2))

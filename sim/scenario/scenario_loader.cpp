@@ -182,7 +182,7 @@ long long communicators_of(const Scenario& s) {
     return s.gpus > 1 ? 1 : 0;
   long long n = 0;
   // HSDP: a shard group's and a replica group's in place of the data-parallel group's.
-  const long long shard = s.training.shard_degree(l.data * l.context);
+  const long long shard = s.training.shard_degree(l.data, l.context);
   const long long replicas = l.data * l.context / shard;
   for (long long degree : {l.tensor, shard, replicas, l.context, l.pipeline, l.expert})
     n += degree > 1 ? 1 : 0;
