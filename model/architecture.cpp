@@ -1,5 +1,7 @@
 #include "architecture.hpp"
 
+#include <algorithm>
+
 namespace memwall::model {
 
 namespace {
@@ -270,6 +272,24 @@ ArchitectureSpec seed_architecture(long long hidden, long long layers, long long
   m.vocab = vocab;
   m.seed_embeddings = true;
   return m;
+}
+
+ExpertLoad expert_load(const MoeSpec& moe, long long ranks) {
+  ExpertLoad l;
+  const double e = double(ranks);
+  if (ranks > 1) { // the hot expert's rank does `imbalance` times the mean, the others share the rest
+    l.hot = moe.imbalance;
+    l.other = (e - moe.imbalance) / (e - 1.0);
+  }
+  if (moe.capacity_factor > 0) { // each rank's tokens clipped at the capacity, or padded to it
+    const double c = moe.capacity_factor;
+    l.hot = moe.pad_to_capacity ? c : std::min(l.hot, c);
+    l.other = moe.pad_to_capacity ? c : std::min(l.other, c);
+  }
+  // Dropless, every token is dispatched (1 exactly: the loads' sum is not summed again in floating point).
+  if (moe.capacity_factor > 0)
+    l.dispatched = ranks > 1 ? (l.hot + (e - 1.0) * l.other) / e : l.hot;
+  return l;
 }
 
 } // namespace memwall::model

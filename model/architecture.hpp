@@ -38,7 +38,22 @@ struct MoeSpec {
   // the hot expert sits on the first GPU of each expert-parallel group, which then does that much
   // more of the routed experts' work (and the others less, the total unchanged).
   double imbalance = 1;
+  // Megatron-Core's moe_expert_capacity_factor: an expert-parallel rank's experts take at most
+  // capacity_factor x the mean tokens, the rest are dropped (0: dropless, the default). With
+  // pad_to_capacity (moe_pad_expert_input_to_capacity) every rank's input is padded to exactly that.
+  double capacity_factor = 0;
+  bool pad_to_capacity = false;
 };
+
+// The routed experts' load of an expert-parallel rank, in units of the mean (balanced, dropless)
+// tokens, under `moe`'s imbalance and capacity with `ranks` expert-parallel ranks (1: no expert
+// parallelism, the imbalance spread over one GPU's experts): the hot rank's (the first of a group),
+// every other rank's, and the mean over the ranks (the share of the tokens dispatched, which the
+// all-to-all carries).
+struct ExpertLoad {
+  double hot = 1, other = 1, dispatched = 1;
+};
+ExpertLoad expert_load(const MoeSpec& moe, long long ranks);
 
 // Multi-head latent attention (DeepSeek-V2/V3, arXiv 2405.04434 Section 2.1): queries through a
 // low-rank latent (q_lora_rank; 0: a full d x heads (qk + rope) projection), keys and values from one

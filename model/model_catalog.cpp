@@ -11,7 +11,18 @@ namespace memwall::model {
 namespace {
 
 void parse_moe(const InputNode& node, MoeSpec& moe) {
-  node.check_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts", "every", "first_dense", "imbalance"});
+  node.check_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts", "every", "first_dense", "imbalance",
+                   "capacity_factor", "pad_to_capacity"});
+  if (auto c = node.optional_child("capacity_factor")) { // Megatron-Core's moe_expert_capacity_factor
+    moe.capacity_factor = c->as_positive_number();
+    if (moe.capacity_factor > 1000)
+      c->fail("a capacity factor is a multiple of the mean tokens per expert: at most 1000");
+  }
+  if (auto c = node.optional_child("pad_to_capacity")) {
+    moe.pad_to_capacity = c->as_bool();
+    if (moe.pad_to_capacity && moe.capacity_factor <= 0)
+      c->fail("pad_to_capacity pads to the capacity: give capacity_factor too");
+  }
   if (auto c = node.optional_child("imbalance")) {
     moe.imbalance = c->as_positive_number();
     if (moe.imbalance < 1)

@@ -21,6 +21,7 @@ struct ParallelLayout {
   long long tensor = 1;
   bool sequence_parallel = false;
   bool tp_overlap = false;             // a layer's TP collectives beside its GEMMs (Megatron-LM's tp-comm-overlap)
+  bool moe_a2a_overlap = false;        // an MoE layer's all-to-alls beside its compute (overlap_moe_expert_parallel_comm)
   long long pipeline = 1;
   std::vector<long long> stage_layers; // per pipeline stage; sums to the model's layers
   long long virtual_stages = 1;        // model chunks per stage (> 1: interleaved 1F1B)

@@ -49,6 +49,7 @@ WARNED = {
     "auto-with-tensor": ("  collective: auto\n", "{tensor: 2}", 11, "cluster.collective"),
     "ring-order-with-pipeline": ("  ring_order: rank\n", "{pipeline: 2}", 11, "cluster.ring_order"),
     "tp-overlap-with-tensor-1": ("", "{tp_overlap: true}", 12, "parallelism.tp_overlap"),
+    "moe-a2a-overlap-with-expert-1": ("", "{tensor: 2, moe_a2a_overlap: true}", 12, "parallelism.moe_a2a_overlap"),
     "schedule-without-pipeline": ("", "{schedule: gpipe}", 12, "parallelism.schedule"),
     "bucket-without-overlap": ("training: {bucket: 4MB}\n", "{tensor: 1}", 13, "training.bucket"),
 }

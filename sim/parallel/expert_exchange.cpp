@@ -229,8 +229,9 @@ void plan_expert_exchange(StageJob& job, const std::vector<collectives::GpuPlace
     return;
   const model::ArchitectureSpec arch = architecture_of(s);
   const double tokens = s.tokens_per_microbatch / double(l.context); // on one GPU of a context group
-  job.ep_message_bytes =
-      tokens / double(l.tensor) * double(arch.moe.top_k) * double(s.shape.hidden) * kActivationBytesPerValue;
+  // The tokens dispatched: all of them dropless, fewer where a capacity drops some, more where it pads.
+  job.ep_message_bytes = tokens / double(l.tensor) * double(arch.moe.top_k) * double(s.shape.hidden) *
+                         kActivationBytesPerValue * model::expert_load(arch.moe, l.expert).dispatched;
   std::vector<double> unit_bytes; // a message's bytes at each all-to-all size posted
   for (double count : counts)
     unit_bytes.push_back(count * job.ep_message_bytes / double(l.expert));

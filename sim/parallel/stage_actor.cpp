@@ -145,11 +145,15 @@ void StageActor::tensor_collectives(const PhaseContext& where, double all_reduce
 }
 
 PhaseCost StageActor::with_expert_load(const LayerWork& w, const PhaseCost& phase) const {
-  const double e = double(job_.scenario.layout.expert), hot = job_.scenario.arch.moe.imbalance;
-  if (!w.moe || e <= 1 || hot == 1)
+  const long long e = job_.scenario.layout.expert;
+  if (!w.moe)
     return phase;
-  // The hot expert's GPU does `hot` times the mean routed work, the others share what is left.
-  const double load = job_.ep_rank[size_t(group_)] == 0 ? hot : (e - hot) / (e - 1.0);
+  // The hot expert's GPU does `hot` times the mean routed work, the others share what is left; a
+  // capacity clips (or pads) each rank's (model::expert_load).
+  const model::ExpertLoad loads = model::expert_load(job_.scenario.arch.moe, e);
+  const double load = e > 1 && job_.ep_rank[size_t(group_)] == 0 ? loads.hot : loads.other;
+  if (load == 1)
+    return phase;
   const double scale = 1.0 + (load - 1.0) * w.routed_expert_share;
   PhaseCost p = phase;
   p.flops *= scale;
@@ -172,31 +176,57 @@ void StageActor::expert_gate(long long key) const {
 }
 
 void StageActor::expert_all_to_all(const PhaseContext& where, double count) const {
-  const long long b = job_.ep_block[size_t(group_)];
-  if (b < 0)
-    return;
-  const StageJob::EpBlock& block = job_.ep_blocks[size_t(b)];
-  const long long key = all_to_alls_++;
-  const double t_start = sg4::Engine::get_clock();
-  expert_gate(2 * key); // every group of the block present before the exchange
-  const double t_all_in = sg4::Engine::get_clock(); // before: waiting for the block's last member
+  ExpertExchange x = expert_all_to_all_start(count);
+  expert_all_to_all_finish(x, where, false);
+}
+
+StageActor::ExpertExchange StageActor::expert_all_to_all_start(double count) const {
+  ExpertExchange x;
+  if (job_.ep_block[size_t(group_)] < 0)
+    return x;
+  x.key = all_to_alls_++;
+  x.count = count;
+  x.t_start_s = sg4::Engine::get_clock();
+  expert_gate(2 * x.key); // every group of the block present before the exchange
+  x.t_all_in_s = sg4::Engine::get_clock(); // before: waiting for the block's last member
   // A message's bytes: a GPU's tokens for one peer, the `count` all-to-alls of the pass as one.
-  const double unit_bytes = count * job_.ep_message_bytes / double(job_.scenario.layout.expert);
-  Flights flights;
+  x.unit_bytes = count * job_.ep_message_bytes / double(job_.scenario.layout.expert);
   for (const StageJob::EpFlow& f : job_.ep_posts[size_t(group_)])
-    post(job_, flights, f.src, f.dst, f.units * unit_bytes);
-  await(job_, flights, job_.members[size_t(group_)].front());
+    post(job_, x.flights, f.src, f.dst, f.units * x.unit_bytes);
+  return x;
+}
+
+void StageActor::expert_all_to_all_finish(ExpertExchange& x, const PhaseContext& where, bool overlapped) const {
+  if (x.key < 0)
+    return;
+  const StageJob::EpBlock& block = job_.ep_blocks[size_t(job_.ep_block[size_t(group_)])];
+  const long long key = x.key;
+  const double t_start = x.t_start_s, t_all_in = x.t_all_in_s, unit_bytes = x.unit_bytes;
+  const double t_wait = sg4::Engine::get_clock(); // after the compute it overlapped, if any
+  await(job_, x.flights, job_.members[size_t(group_)].front());
   expert_gate(2 * key + 1); // every flow of the block in
-  // The `count` all-to-alls went as one flow per pair: the others' latencies after it.
-  const double extra_s = (count - 1.0) * block.latency_s + count * job_.scenario.fabric.message_latency_s;
-  if (extra_s > 0)
-    sg4::this_actor::sleep_for(extra_s);
+  // The `count` all-to-alls went as one flow per pair: the others' latencies after it (with overlap
+  // they run beside the compute too: only what is left after this GPU's flows is waited for).
+  const double extra_s = (x.count - 1.0) * block.latency_s + x.count * job_.scenario.fabric.message_latency_s;
+  double left_s = extra_s;
+  if (overlapped) {
+    double flows_end = t_all_in;
+    for (const auto& comm : x.flights.comms)
+      flows_end = std::max(flows_end, comm->get_finish_time());
+    left_s = flows_end + extra_s - sg4::Engine::get_clock();
+  }
+  if (left_s > 0)
+    sg4::this_actor::sleep_for(left_s);
   const double t_end = sg4::Engine::get_clock();
   const std::vector<long long>& members = job_.members[size_t(group_)];
   for (size_t i = 0; i < members.size(); ++i) {
     const StageJob::EpTotals& t = job_.ep_totals[size_t(group_)][i];
-    job_.recorder.record_parallel(members[i], where, trace::TracePhase::ExpertComm, t_start, t_end,
-                                  t.sent_units * unit_bytes, t.received_units * unit_bytes,
+    // Waited for: the gate, and then all of it, or with overlap what outlasted the compute.
+    if (overlapped)
+      job_.recorder.record_parallel(members[i], where, trace::TracePhase::ExpertComm, t_start, t_all_in, 0.0, 0.0,
+                                    0.0, 0);
+    job_.recorder.record_parallel(members[i], where, trace::TracePhase::ExpertComm, overlapped ? t_wait : t_start,
+                                  t_end, t.sent_units * unit_bytes, t.received_units * unit_bytes,
                                   t.joules_per_unit * unit_bytes, t.legs);
     job_.recorder.record_sync_wait(members[i], trace::TracePhase::ExpertComm, t_all_in - t_start);
   }
@@ -321,6 +351,11 @@ void StageActor::layer_pass(const PhaseContext& where, const LayerWork& w, const
   ContextExchange kv = context_exchange_start(kv_blocks);
   const bool overlap_tp = job_.scenario.layout.tp_overlap; // the collectives beside the GEMMs
   TensorExchange tp = overlap_tp ? tensor_collectives_start(all_reduces) : TensorExchange{};
+  // moe_a2a_overlap: the layer's all-to-alls beside its compute, as Megatron-Core's
+  // overlap_moe_expert_parallel_comm runs one micro-batch's beside another's compute in the steady
+  // state (an upper bound, like tp_overlap: warm-up and cool-down have nothing to pair with).
+  const bool overlap_ep = w.moe && job_.scenario.layout.moe_a2a_overlap;
+  ExpertExchange ep = overlap_ep ? expert_all_to_all_start(all_reduces) : ExpertExchange{};
   compute(where, with_expert_load(w, gemm));
   compute(where, elementwise);
   context_exchange_finish(kv, where);
@@ -328,7 +363,9 @@ void StageActor::layer_pass(const PhaseContext& where, const LayerWork& w, const
     tensor_collectives_finish(tp, where);
   else
     tensor_collectives(where, all_reduces);
-  if (w.moe)
+  if (overlap_ep)
+    expert_all_to_all_finish(ep, where, true);
+  else if (w.moe)
     expert_all_to_all(where, all_reduces);
 }
 

@@ -51,6 +51,16 @@ private:
   // An MoE layer's `count` all-to-alls over the expert-parallel group (dispatch and combine, forward
   // and backward): every TP rank sends 1 / E of its routed tokens to each other member at once.
   void expert_all_to_all(const PhaseContext& where, double count) const;
+  // The same in two halves, so that a layer's compute can run in between (moe_a2a_overlap): the start
+  // waits for the block at its gate and posts the flows, the finish waits for what the compute did
+  // not hide, recording the gate's wait and that.
+  struct ExpertExchange {
+    Flights flights;
+    long long key = -1;
+    double count = 0, unit_bytes = 0, t_start_s = 0, t_all_in_s = 0;
+  };
+  ExpertExchange expert_all_to_all_start(double count) const;
+  void expert_all_to_all_finish(ExpertExchange& x, const PhaseContext& where, bool overlapped) const;
   // Waits until every group of this group's expert-parallel block has arrived at gate `key`.
   void expert_gate(long long key) const;
   // A layer's phase on this GPU: an MoE layer's routed-expert share scaled by the load this GPU's

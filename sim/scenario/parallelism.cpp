@@ -262,7 +262,8 @@ std::optional<LayoutProblem> check_layout(model::ParallelLayout& l, const Layout
 }
 
 model::ParallelLayout read_layout(const InputNode& node) {
-  node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "pipeline", "stage_layers", "virtual_stages",
+  node.check_keys({"tensor", "sequence_parallel", "tp_overlap", "moe_a2a_overlap", "pipeline", "stage_layers",
+                   "virtual_stages",
                    "pipeline_layout", "account_for_embedding", "account_for_loss", "schedule", "context", "expert",
                    "expert_tensor_parallel", "placement"});
   model::ParallelLayout l;
@@ -277,6 +278,8 @@ model::ParallelLayout read_layout(const InputNode& node) {
     l.sequence_parallel = c->as_bool();
   if (auto c = node.optional_child("tp_overlap"))
     l.tp_overlap = c->as_bool();
+  if (auto c = node.optional_child("moe_a2a_overlap"))
+    l.moe_a2a_overlap = c->as_bool();
   if (auto c = node.optional_child("schedule"))
     l.gpipe = c->as_one_of({"gpipe", "1f1b"}) == "gpipe";
   if (auto c = node.optional_child("placement"))
@@ -319,6 +322,15 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
       node->fail(p->reason);
     node->child(key.substr(std::string("parallelism.").size())).fail(p->reason);
   }
+  // A capacity is applied per expert-parallel rank (model::expert_load): without expert parallelism
+  // the data-parallel engine would leave it out, so it is refused there.
+  if (s.arch.moe.capacity_factor > 0 && l.expert == 1) {
+    const std::string reason = "capacity_factor is applied per expert-parallel rank: give parallelism.expert > 1 "
+                               "(or leave it out: dropless)";
+    if (root.has("model") && root.child("model").has("moe") && root.child("model").child("moe").has("capacity_factor"))
+      root.child("model").child("moe").child("capacity_factor").fail(reason);
+    root.child("model").fail(reason);
+  }
   if (!node)
     l.stage_layers.clear(); // pure data parallelism has no pipeline stages to list (as before this check)
   if (in.global_batch > 0) {
@@ -332,6 +344,8 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   };
   if (node && l.tensor == 1 && node->has("tp_overlap"))
     warn(node->child("tp_overlap"), "there are no tensor-parallel collectives to overlap with tensor 1; not applied");
+  if (node && l.expert == 1 && node->has("moe_a2a_overlap"))
+    warn(node->child("moe_a2a_overlap"), "there are no expert all-to-alls to overlap with expert 1; not applied");
   if (node && l.pipeline == 1 && node->has("schedule"))
     warn(node->child("schedule"), "a schedule orders a pipeline's micro-batches: with pipeline 1 it is not applied");
   if (root.has("training") && root.child("training").has("bucket") && !s.training.overlap_bucketed)
