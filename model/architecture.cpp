@@ -281,14 +281,14 @@ ExpertLoad expert_load(const MoeSpec& moe, long long ranks) {
     l.hot = moe.imbalance;
     l.other = (e - moe.imbalance) / (e - 1.0);
   }
-  if (moe.capacity_factor > 0) { // each rank's tokens clipped at the capacity, or padded to it
+  // Dropless, every token is dispatched: `dispatched` stays 1 exactly (the loads are not summed again
+  // in floating point). A capacity clips each rank's tokens, or pads them to it.
+  if (moe.capacity_factor > 0) {
     const double c = moe.capacity_factor;
     l.hot = moe.pad_to_capacity ? c : std::min(l.hot, c);
     l.other = moe.pad_to_capacity ? c : std::min(l.other, c);
-  }
-  // Dropless, every token is dispatched (1 exactly: the loads' sum is not summed again in floating point).
-  if (moe.capacity_factor > 0)
     l.dispatched = ranks > 1 ? (l.hot + (e - 1.0) * l.other) / e : l.hot;
+  }
   return l;
 }
 

@@ -19,7 +19,8 @@
 //   - for each TP rank i, the map from its flows' links to rank 0's (position by position along the
 //     corresponding flows' routes) is one-to-one, and maps each link to one of equal bandwidth,
 //     latency and sharing policy; corresponding flows carry equal shares to the same groups and have
-//     equal route latency, bottleneck and energy per byte.
+//     equal route latency and bottleneck (energy per byte may differ: each rank's is recorded on its
+//     own route).
 // Where it holds, the TP planes are isomorphic copies of plane 0.
 #pragma once
 
