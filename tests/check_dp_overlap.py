@@ -8,11 +8,14 @@ embeddings), TP 2 x DP 2 on a star of 100 GB/s links with no latency, A100, 2 mi
 16,384 tokens (a layer's backward, ~2 ms, hides a layer's bucket, 0.13 ms). Per GPU, BF16 gradients
 (2 B) of its half: a layer P = 12 h^2, the embeddings E = 2 V h bytes; all of them G = 4 P + E.
 With DP 2 a ring round sends half of its bytes each way.
-1. bucket 1 B (a bucket per layer): only the last bucket, layer 0 with the embeddings (P + E), is
-   exposed: dp_s = (P + E) / B (sharding none: reduce-scatter and all-gather rounds); with zero1
+1. bucket 1 B (a bucket per weight tensor: DDP and Megatron-Core fill buckets tensor by tensor as the
+   backward completes them, a layer's in the order fc2 4/12, fc1 4/12, proj 1/12, qkv 3/12 of P): only
+   the last bucket, layer 0's QKV (its last tensor) with the embeddings (P / 4 + E), is exposed:
+   dp_s = (P / 4 + E) / B (sharding none: reduce-scatter and all-gather rounds); with zero1
    (Megatron-Core's distributed optimizer with overlap_param_gather), its reduce-scatter after the
-   backward and, beside the next forward, only the first bucket's all-gather (layer 0 with the
-   embeddings, needed before the first layer; the others hide behind the forward): (P + E) / 2B twice.
+   backward, (P / 4 + E) / 2B, and, beside the next forward, the all-gathers of every bucket of layer 0
+   and the embeddings (needed before the first layer; the others hide behind the forward),
+   (P + E) / 2B.
 2. bucket 100 GB (one bucket, complete at the end of the backward): dp_s = G / B, as without overlap
    (zero1: the whole reduce-scatter after the backward, the whole all-gather before the forward).
 3. Conservation: the bytes each GPU sends are the same with and without overlap (the buckets add up
@@ -87,12 +90,12 @@ def main():
             flush = run(memwall, tmp, f"flush-{sharding}", sharding=sharding, overlap="none")
             if not (tiny and huge and flush):
                 continue
-            last = P + E
-            # zero1: the last bucket's reduce-scatter after the backward, and the step's first
-            # all-gather (overlap_param_gather: layer 0 with the embeddings) before the first forward;
-            # the other layers' gathers hide behind the forward.
-            exposed = last / B if sharding == "none" else last / (2 * B) + last / (2 * B)
-            near(f"{sharding}: bucket per layer, exposed dp_s (s)", tiny["breakdown"]["dp_s"], exposed, 0.005)
+            last = P / 4 + E  # layer 0's QKV with the embeddings
+            # zero1: the last bucket's reduce-scatter after the backward, and the gathers of layer 0's
+            # buckets with the embeddings (overlap_param_gather) before the first forward; the other
+            # layers' gathers hide behind the forward.
+            exposed = last / B if sharding == "none" else last / (2 * B) + (P + E) / (2 * B)
+            near(f"{sharding}: bucket per tensor, exposed dp_s (s)", tiny["breakdown"]["dp_s"], exposed, 0.005)
             near(f"{sharding}: one bucket, exposed dp_s (s)", huge["breakdown"]["dp_s"], G / B, 0.005)
             near(f"{sharding}: no overlap, dp_s (s)", flush["breakdown"]["dp_s"], G / B, 0.005)
             for label, j in (("tiny", tiny), ("huge", huge), ("flush", flush)):

@@ -192,8 +192,8 @@ def main():
         out = run(memwall, tmp, "late.yaml",
                   f"name: late\ncluster: {{gpus: 16, fabric: {fat}}}\nplacement: spread\n"
                   f"jobs:\n{job('a', n)}{job('b', n, f'    start: {late}s' + chr(10))}")
-        for r in out["jobs"]:
-            if r["slowdown"] != 1.0:
+        for r in out["jobs"]:  # the same phases dated from a later start: equal up to the clock's last bits
+            if abs(r["slowdown"] - 1.0) > 1e-12:
                 problems.append(f"late start: job {r['job']} slowdown {r['slowdown']}, derived 1 (never concurrent)")
         if out["cluster"]["makespan_s"] != late + out["jobs"][1]["step_time_s"]:
             problems.append(f"late start: cluster ends at {out['cluster']['makespan_s']} s, expected start + step")

@@ -5,7 +5,8 @@ kind (pure data parallelism, overlap, ZeRO-1/2/3, FSDP, stragglers, link failure
 number of `run --json` must be equal: bit for bit where no other event lands inside a run of phases,
 and otherwise within 1e-11 relative (SimGrid's clock rounds the last bit when another actor's event
 falls inside a phase; differences of two nearly equal times, such as the exposed communication, show
-it most).
+it most), or, for a time, within SimGrid's timing precision (1e-9 s: an execution with another event
+that close to its end ends then).
 
 Usage: check_merged_phases.py MEMWALL
 """
@@ -58,7 +59,9 @@ def compare(a, b, path, problems, stats):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
             r = abs(a - b) / max(abs(a), abs(b))
             stats.append(r)
-            if r > 1e-11:
+            # SimGrid's timing precision (precision/timing, 1e-9 s) lets an execution end up to 1e-9 s
+            # early when another actor's event falls that close to its end: a time may differ by that.
+            if r > 1e-11 and not (path.endswith("_s") and abs(a - b) <= 1e-9):
                 problems.append(f"{path}: {a} vs {b} (relative {r:.1e})")
         else:
             problems.append(f"{path}: {a!r} vs {b!r}")

@@ -175,7 +175,7 @@ def main():
                     fail(f"{label}: GPU {worst} sent {per_gpu['bytes_sent'][worst]} B, /comms has {sent[worst]} B")
                 kinds = {v: k for k, v in h5py.check_enum_dtype(comms.dtype["kind"]).items()}
                 present = {kinds[int(k)] for k in np.unique(comms["kind"])}
-                expected = {"dp": {"allreduce"}, "mp": {"tp_comm", "cp_comm", "ep_comm", "pp_send", "reducescatter",
+                expected = {"dp": {"reducescatter", "allgather"}, "mp": {"tp_comm", "cp_comm", "ep_comm", "pp_send", "reducescatter",
                                                           "allgather"}}[label]
                 if present != expected:
                     fail(f"{label}: /comms kinds {sorted(present)}, expected {sorted(expected)}")

@@ -381,7 +381,7 @@ void CollectiveRunner::start_queued(long long rank) const {
   TimedStream& stream = streams_[size_t(rank)];
   Queued& q = stream.items[size_t(stream.running - stream.base)];
   stream.busy = true;
-  // As a CommActor: it starts when pushed, or when the collective before it returns.
+  // As on a stream actor: it starts when pushed, or when the collective before it returns.
   q.start_s = std::max(q.ready_s, stream.free_s);
   const auto [first, last] = rounds_of(q.part);
   private_->enter(rank, collectives_run_[size_t(rank)]++, first, last, q.scale, q.start_s);
@@ -425,6 +425,17 @@ void CollectiveRunner::wait_queued(long long rank, long long ticket) const {
     sg4::this_actor::sleep_until(q.end_s);
   q.awaited = false;
   drop_finished(stream);
+}
+
+bool CollectiveRunner::queued_ended(long long rank, long long ticket, double& end_s) const {
+  TimedStream& stream = streams_[size_t(rank)];
+  Queued& q = stream.items[size_t(ticket - stream.base)];
+  if (!q.done)
+    return false;
+  end_s = q.end_s;
+  q.awaited = false;
+  drop_finished(stream);
+  return true;
 }
 
 } // namespace memwall::sim

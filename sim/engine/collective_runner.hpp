@@ -59,12 +59,15 @@ public:
   // Communication streams timed without actors, where every round is private: GPU `rank` queues a
   // collective whose data is ready at `ready_s` (now or later: its compute actor need not sleep to
   // that time first); it starts when ready and when the one queued before it has ended, as on a
-  // CommActor. Returns its number in the stream, for wait_queued(); `awaited`: someone will wait.
+  // stream actor. Returns its number in the stream, for wait_queued(); `awaited`: someone will wait.
   bool streams_timed() const { return !streams_.empty(); }
   long long queue(long long rank, long long step, CollectivePart part, double scale, long long sequence,
                   double ready_s, bool awaited) const;
   // Returns (to GPU `rank`'s compute actor) once collective `ticket` of its stream has ended.
   void wait_queued(long long rank, long long ticket) const;
+  // Whether collective `ticket` of GPU `rank`'s stream has ended already (known before the clock
+  // reaches it): then `end_s` is its end and nobody waits for it any more.
+  bool queued_ended(long long rank, long long ticket, double& end_s) const;
   // How many of the schedule's rounds are timed without SimGrid messages.
   size_t private_rounds() const { return private_ ? private_->private_count() : 0; }
   // Called just before a link goes down: notes the bytes each message in flight has left, which

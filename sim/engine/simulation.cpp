@@ -2,7 +2,7 @@
 
 #include "collectives/channels.hpp"
 #include "collectives/choice.hpp"
-#include "sim/engine/gpu_actor.hpp"
+#include "sim/engine/collective_runner.hpp"
 #include "sim/engine/link_events.hpp"
 #include "parallel/flights.hpp"
 #include "parallel/planes.hpp"
@@ -21,6 +21,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <cstdio>
+#include <optional>
 
 namespace memwall::sim {
 
@@ -122,59 +123,6 @@ void check_run_complete(const std::vector<GpuTotals>& totals, const FaultLog& fa
                              std::to_string(received) + " B received. No result is reported.");
 }
 
-namespace {
-
-// Tensor and pipeline parallelism: one actor per TP group (sim/parallel), DP as rings per stage.
-RunResult run_model_parallel(const Scenario& s, const topologies::FabricGraph& graph, const StepWork& work,
-                             const OutputOptions& output, std::chrono::steady_clock::time_point wall_start) {
-  std::vector<double> speeds = gpu_speed_factors(s);
-  for (double& speed : speeds)
-    speed *= s.gpu.peak_flops_per_s;
-  const std::vector<collectives::GpuPlace> places = collectives::places_of_ranks(graph);
-  const LaterFabrics later = fabrics_after_failures(s, graph);
-  const Platform platform =
-      build_platform(graph, speeds, parallel::parallel_pairs(s, places), later.graphs, later.start_s);
-  std::optional<trace::TraceBuffer> trace;
-  if (output.tracing())
-    trace.emplace(output.trace_level, s.gpus);
-  RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
-  guard_stacks(2 * s.gpus / s.layout.tensor); // a TP group's actor and its pipeline sends
-  const std::unique_ptr<parallel::StageJob> job = parallel::plan_stage_job(s, work, platform, recorder, places);
-  FaultLog faults;
-  if (!s.link_events.empty()) { // flows resend around a failed link (parallel/flights.hpp)
-    job->faults = &faults;
-    const parallel::StageJob& j = *job;
-    sg4::Actor::create("link-events", platform.gpus.front(),
-                       LinkEventActor(s, faults, [&j] { parallel::note_link_down(j); }));
-  }
-  // One job on the platform: its TP ranks' flows may mirror one another (MEMWALL_SIMULATE_MESSAGES=1
-  // simulates every flow, the reference tests/check_planes.py compares against).
-  const bool mirrored = parallel::mirror_planes(*job, !simulate_every_message());
-  parallel::create_stage_actors(*job);
-  sg4::Engine::get_instance()->run();
-  if (!faults.stall.empty())
-    throw std::runtime_error(faults.stall);
-  RunResult result;
-  result.per_gpu = recorder.totals();
-  check_run_complete(result.per_gpu, faults);
-  for (const GpuTotals& t : result.per_gpu) {
-    result.makespan_s = std::max(result.makespan_s, t.finish_time_s);
-    result.activities += t.activities;
-  }
-  result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
-  result.collective = "ring";
-  result.mirrored_planes = mirrored ? s.layout.tensor : 1;
-  result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (trace) { // with a pipeline, the time after a stage's end is the pipeline's drain (the breakdown's bubble)
-    recorder.close_run(result.makespan_s,
-                       s.layout.pipeline > 1 ? trace::TracePhase::PipelineWait : trace::TracePhase::Wait);
-    export_trace(s, result, recorder, *trace, output);
-  }
-  return result;
-}
-
-} // namespace
-
 std::unique_ptr<sg4::Engine> create_engine() {
   xbt_log_control_set("root.thresh:warning");
 #ifdef MEMWALL_SANITIZE
@@ -193,76 +141,114 @@ std::unique_ptr<sg4::Engine> create_engine() {
   return engine;
 }
 
-RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  const std::unique_ptr<sg4::Engine> engine_owner = create_engine();
-  sg4::Engine& engine = *engine_owner;
+bool complete_data_parallel_layout(Scenario& s) {
+  if (s.grouped_layout())
+    return false;
+  const bool changed = s.layout.data != s.gpus || s.layout.stage_layers.size() != 1;
+  s.layout.data = s.gpus;
+  s.layout.stage_layers = {s.shape.layers};
+  return changed;
+}
 
-  const topologies::FabricGraph graph =
-      without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
-  const StepWork work = plan_step_work(s);
-  if (s.layout_engine())
-    return run_model_parallel(s, graph, work, output, wall_start);
-  collectives::CollectiveChoice choice =
-      collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes, s.channels,
-                                     s.fabric.nvls_efficiency);
+namespace {
+
+// Pure data parallelism's collective (`cluster.collective`), chosen over every GPU; none for a
+// grouped layout (its rings are built by parallel::plan_stage_job).
+std::optional<collectives::CollectiveChoice> choose_data_collective(const Scenario& s,
+                                                                    const topologies::FabricGraph& graph,
+                                                                    const StepWork& work) {
+  if (s.grouped_layout())
+    return std::nullopt;
+  collectives::CollectiveChoice choice = collectives::choose_collective(s.collective, s.ring_order, graph, work.gradient_bytes,
+                                                                        s.channels, s.fabric.nvls_efficiency);
   if (!choice.estimates_s.empty()) {
-    std::string line =
-        s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";
+    std::string line = s.name + ": collective auto chose " + choice.schedule.algorithm + " (alpha-beta estimates:";
     for (const auto& [name, t] : choice.estimates_s)
       line += " " + name + " " + std::to_string(t) + " s";
     std::fprintf(stderr, "memwall: %s)\n", line.c_str());
   }
-  std::vector<std::pair<long long, long long>> pairs;
-  for (const auto& round : choice.schedule.rounds)
-    for (const auto& f : round.flows)
-      pairs.emplace_back(f.src, f.dst);
+  return choice;
+}
+
+} // namespace
+
+// One engine for every layout: one actor per TP group (sim/parallel; a pure data-parallel job's
+// groups are single GPUs), its pipeline sends, its data-parallel stream beside the backward.
+RunResult run_simulation(const Scenario& scenario, const OutputOptions& output) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  Scenario completed = scenario; // cheap beside any simulation
+  const Scenario& s = complete_data_parallel_layout(completed) ? completed : scenario;
+  const std::unique_ptr<sg4::Engine> engine_owner = create_engine();
+  const topologies::FabricGraph graph =
+      without_links_down_at_start(s, topologies::build_fabric_graph(s.fabric, s.gpus));
+  const StepWork work = plan_step_work(s);
+  std::optional<collectives::CollectiveChoice> choice = choose_data_collective(s, graph, work);
   std::vector<double> speeds = gpu_speed_factors(s);
   for (double& speed : speeds)
     speed *= s.gpu.peak_flops_per_s;
+  const std::vector<collectives::GpuPlace> places = collectives::places_of_ranks(graph);
   const LaterFabrics later = fabrics_after_failures(s, graph);
-  // Rounds whose messages can never share a link are timed without SimGrid messages (issue 17), where
-  // the links never change and the trace does not list every message.
+  // The chosen collective's pairs in its schedule's order (balanced routes follow the order asked),
+  // or the layout's.
+  std::vector<std::pair<long long, long long>> pairs;
+  if (choice) {
+    for (const auto& round : choice->schedule.rounds)
+      for (const auto& f : round.flows)
+        pairs.emplace_back(f.src, f.dst);
+  } else {
+    pairs = parallel::parallel_pairs(s, places);
+  }
+  // Rounds of the chosen collective whose messages can never share a link are timed without SimGrid
+  // messages (private_rounds.hpp), where the links never change and the trace does not list every
+  // message.
   std::vector<bool> private_rounds;
   RouteNeeds needs = [&](const collectives::RouteLinks& routes) {
-    private_rounds = collectives::private_rounds(choice.schedule, routes);
+    private_rounds = collectives::private_rounds(choice->schedule, routes);
     std::vector<std::pair<long long, long long>> carried;
-    for (size_t k = 0; k < choice.schedule.rounds.size(); ++k)
+    for (size_t k = 0; k < choice->schedule.rounds.size(); ++k)
       if (!private_rounds[k])
-        for (const auto& f : choice.schedule.rounds[k].flows)
+        for (const auto& f : choice->schedule.rounds[k].flows)
           carried.emplace_back(f.src, f.dst);
     return carried;
   };
-  if (!s.link_events.empty() || output.tracing() || simulate_every_message())
+  if (!choice || !s.link_events.empty() || output.tracing() || simulate_every_message())
     needs = nullptr;
   const Platform platform =
-      build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, std::move(choice.routes),
-                     choice.flow_routes.size() == 0 ? nullptr : &choice.flow_routes);
-  choice.flow_routes = {}; // no longer needed
+      choice ? build_platform(graph, speeds, pairs, later.graphs, later.start_s, needs, std::move(choice->routes),
+                              choice->flow_routes.size() == 0 ? nullptr : &choice->flow_routes)
+             : build_platform(graph, speeds, pairs, later.graphs, later.start_s);
+  if (choice)
+    choice->flow_routes = {}; // no longer needed
   std::optional<trace::TraceBuffer> trace;
   if (output.tracing())
     trace.emplace(output.trace_level, s.gpus);
   RunRecorder recorder(s.gpus, s.gpu, trace ? &*trace : nullptr);
   FaultLog faults;
-  const CollectiveRunner allreduce(choice.schedule, platform, recorder, s.fabric.message_latency_s, &faults,
-                                   private_rounds);
-  if (!s.link_events.empty())
-    sg4::Actor::create("link-events", platform.gpus.front(),
-                       LinkEventActor(s, faults, [&allreduce] { allreduce.note_link_down(); }));
-  std::vector<CommQueue> streams(s.training.overlap_bucketed ? static_cast<size_t>(s.gpus) : 0);
-  // A GPU, and its communication stream's actor unless the stream is timed without one.
-  guard_stacks(s.gpus * (!streams.empty() && !allreduce.streams_timed() ? 2 : 1));
-  for (long long rank = 0; rank < s.gpus; ++rank) {
-    sg4::Host* host = platform.gpus[static_cast<size_t>(rank)];
-    CommQueue* queue = streams.empty() ? nullptr : &streams[static_cast<size_t>(rank)];
-    sg4::Actor::create(host->get_name(), host, GpuActor(rank, s, work, allreduce, recorder, queue));
-    if (queue && !allreduce.streams_timed()) // a timed stream needs no actor
-      sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, allreduce, *queue));
+  std::optional<CollectiveRunner> data_collective;
+  if (choice)
+    data_collective.emplace(choice->schedule, platform, recorder, s.fabric.message_latency_s, &faults,
+                            private_rounds);
+  guard_stacks(2 * s.gpus / s.layout.tensor); // a TP group's actor and its stream or pipeline sends
+  const std::unique_ptr<parallel::StageJob> job =
+      parallel::plan_stage_job(s, work, platform, recorder, places, data_collective ? &*data_collective : nullptr,
+                               work.gradient_bytes);
+  if (!s.link_events.empty()) { // flows resend around a failed link (parallel/flights.hpp)
+    job->faults = &faults;
+    const parallel::StageJob& j = *job;
+    const CollectiveRunner* runner = data_collective ? &*data_collective : nullptr;
+    sg4::Actor::create("link-events", platform.gpus.front(), LinkEventActor(s, faults, [&j, runner] {
+                         parallel::note_link_down(j);
+                         if (runner)
+                           runner->note_link_down();
+                       }));
   }
-  engine.run();
+  // One job on the platform: its TP ranks' flows may mirror one another (MEMWALL_SIMULATE_MESSAGES=1
+  // simulates every flow, the reference tests/check_planes.py compares against).
+  const bool mirrored = parallel::mirror_planes(*job, !simulate_every_message());
+  parallel::create_stage_actors(*job);
+  sg4::Engine::get_instance()->run();
   if (!faults.stall.empty())
     throw std::runtime_error(faults.stall);
-
   RunResult result;
   result.per_gpu = recorder.totals();
   check_run_complete(result.per_gpu, faults);
@@ -271,10 +257,12 @@ RunResult run_simulation(const Scenario& s, const OutputOptions& output) {
     result.activities += t.activities;
   }
   result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
-  result.collective = choice.schedule.algorithm;
+  result.collective = choice ? choice->schedule.algorithm : "ring";
+  result.mirrored_planes = mirrored ? s.layout.tensor : 1;
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (trace) {
-    recorder.close_run(result.makespan_s);
+  if (trace) { // with a pipeline, the time after a stage's end is the pipeline's drain (the breakdown's bubble)
+    recorder.close_run(result.makespan_s,
+                       s.layout.pipeline > 1 ? trace::TracePhase::PipelineWait : trace::TracePhase::Wait);
     export_trace(s, result, recorder, *trace, output);
   }
   return result;

@@ -38,6 +38,11 @@ struct RunResult {
 
 RunResult run_simulation(const Scenario& scenario, const OutputOptions& output = {});
 
+// Pure data parallelism as the layout the one engine runs: every GPU a replica, one pipeline stage
+// of every layer (the loader leaves these unset without a `parallelism:` key, as may code that builds a
+// scenario). Whether it changed anything.
+bool complete_data_parallel_layout(Scenario& s);
+
 // The process's SimGrid engine, with the network model memwall's closed forms need (CM02, no cross
 // traffic, no TCP window). One per process; run_simulation and collbench each create it.
 std::unique_ptr<simgrid::s4u::Engine> create_engine();

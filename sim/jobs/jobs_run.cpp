@@ -5,8 +5,6 @@
 #include "collectives/link_privacy.hpp"
 #include "parallel/stage_setup.hpp"
 #include "sim/engine/collective_runner.hpp"
-#include "sim/engine/comm_actor.hpp"
-#include "sim/engine/gpu_actor.hpp"
 #include "sim/engine/isolated_run.hpp"
 #include "sim/engine/link_events.hpp"
 #include "sim/engine/phase_plan.hpp"
@@ -57,8 +55,7 @@ struct JobRun {
   Platform view; // the shared platform's hosts and routes, in the job's ranks
   std::optional<trace::TraceBuffer> trace;
   std::unique_ptr<RunRecorder> recorder;
-  std::unique_ptr<CollectiveRunner> allreduce;
-  std::vector<CommQueue> streams;
+  std::unique_ptr<CollectiveRunner> allreduce; // data parallelism only: its chosen collective
   std::unique_ptr<parallel::StageJob> stage_job;
   FaultLog faults;
 };
@@ -68,7 +65,7 @@ void prepare(JobRun& r, const topologies::FabricGraph& fabric) {
   r.graph = job_fabric_graph(fabric, *r.job);
   r.work = plan_step_work(s);
   r.places = collectives::places_of_ranks(r.graph);
-  if (s.layout_engine()) {
+  if (s.grouped_layout()) {
     r.pairs = parallel::parallel_pairs(s, r.places);
     return;
   }
@@ -94,20 +91,7 @@ void make_view(JobRun& r, const Platform& platform) {
 }
 
 // Creates the job's actors (now: at its start time, from its launcher).
-void create_actors(JobRun& r) {
-  const Scenario& s = r.job->scenario;
-  if (s.layout_engine()) {
-    parallel::create_stage_actors(*r.stage_job);
-    return;
-  }
-  for (long long rank = 0; rank < s.gpus; ++rank) {
-    sg4::Host* host = r.view.gpus[size_t(rank)];
-    CommQueue* queue = r.streams.empty() ? nullptr : &r.streams[size_t(rank)];
-    sg4::Actor::create(host->get_name(), host, GpuActor(rank, s, r.work, *r.allreduce, *r.recorder, queue));
-    if (queue && !r.allreduce->streams_timed()) // a timed stream needs no actor
-      sg4::Actor::create(host->get_name() + "-comm", host, CommActor(rank, *r.allreduce, *queue));
-  }
-}
+void create_actors(JobRun& r) { parallel::create_stage_actors(*r.stage_job); }
 
 // Which rounds of the data-parallel jobs can be timed without SimGrid messages, and the pairs
 // SimGrid must carry. A round is private when it is for its job alone (collectives/link_privacy.hpp)
@@ -130,7 +114,7 @@ std::vector<std::pair<long long, long long>> carried_pairs(std::deque<JobRun>& r
   std::vector<std::pair<long long, long long>> carried;
   for (JobRun& r : runs) {
     const std::vector<long long>& g = r.job->gpu_ranks;
-    if (r.job->scenario.layout_engine()) { // the layout engine sends every message through SimGrid
+    if (r.job->scenario.grouped_layout()) { // the layout engine sends every message through SimGrid
       for (const auto& [a, b] : r.pairs)
         carried.emplace_back(g[size_t(a)], g[size_t(b)]);
       continue;
@@ -173,6 +157,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
   for (size_t j : which) {
     JobRun& r = runs.emplace_back();
     r.placed = spec.jobs.at(j);
+    complete_data_parallel_layout(r.placed.scenario);
     for (long long& rank : r.placed.gpu_ranks)
       rank = part.rank[size_t(rank)];
     r.job = &r.placed;
@@ -185,8 +170,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     const std::vector<double> factors = gpu_speed_factors(s);
     for (size_t rank = 0; rank < g.size(); ++rank)
       speeds[size_t(g[rank])] = factors[rank] * s.gpu.peak_flops_per_s;
-    actors += s.layout_engine() ? 2 * s.gpus / s.layout.tensor
-                                        : s.gpus * (s.training.overlap_bucketed ? 2 : 1); // at most
+    actors += 2 * s.gpus / s.layout.tensor; // a TP group's actor and its stream or pipeline sends, at most
   }
   RouteNeeds needs = [&runs](const collectives::RouteLinks& routes) { return carried_pairs(runs, routes); };
   if (simulate_every_message() || output.tracing()) // a trace lists every message
@@ -199,14 +183,13 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
     if (output.tracing())
       r.trace.emplace(output.trace_level, s.gpus);
     r.recorder = std::make_unique<RunRecorder>(s.gpus, s.gpu, r.trace ? &*r.trace : nullptr);
-    if (s.layout_engine()) {
-      r.stage_job = parallel::plan_stage_job(s, r.work, r.view, *r.recorder, r.places);
-    } else {
+    if (!s.grouped_layout()) {
       r.allreduce = std::make_unique<CollectiveRunner>(
           r.schedule, r.view, *r.recorder, s.fabric.message_latency_s, &r.faults, r.private_rounds);
       r.allreduce->set_job(r.index);
-      r.streams.resize(s.training.overlap_bucketed ? size_t(s.gpus) : 0);
     }
+    r.stage_job =
+        parallel::plan_stage_job(s, r.work, r.view, *r.recorder, r.places, r.allreduce.get(), r.work.gradient_bytes);
     if (r.job->start_s > 0) // its GPUs start later: a launcher creates them then
       sg4::Actor::create("job-start", r.view.gpus.front(), [&r] {
         sg4::this_actor::sleep_until(r.job->start_s);
@@ -232,7 +215,7 @@ std::vector<RunResult> run_jobs(const JobsSpec& spec, const std::vector<size_t>&
       result.activities += t.activities;
     }
     result.metrics = summarise_run(s, result.per_gpu, result.makespan_s);
-    result.collective = s.layout_engine() ? "ring" : r.schedule.algorithm;
+    result.collective = s.grouped_layout() ? "ring" : r.schedule.algorithm;
     results.push_back(std::move(result));
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -368,7 +368,7 @@ nlohmann::json result_to_json(const Scenario& s, const RunResult& r) {
   if (!s.measured_source.empty())
     j["measured_source"] = s.measured_source;
   power_figures(s, r, j);
-  if (s.layout_engine())
+  if (s.grouped_layout())
     j["parallelism"] = parallel_breakdown(s, r);
   j["makespan_s"] = r.makespan_s;
   j["sim_wall_s"] = r.sim_wall_s;

@@ -30,40 +30,59 @@ void plan_gradient_buckets(StageJob& job, double bytes_per_param) {
   const model::ParallelLayout& l = s.layout;
   const double bucket_bytes = s.training.bucket_bytes;
   job.buckets.assign(size_t(l.pipeline), std::vector<std::vector<StageJob::GradientBucket>>(size_t(l.virtual_stages)));
+  // DDP and Megatron-Core fill buckets tensor by tensor as the backward completes each gradient: a
+  // bucket that fills inside a layer goes when its last tensor's gradient exists, part way through
+  // the layer's backward GEMM. A layer's tensors in backward order, as shares of its 12 d^2
+  // (cumulative sums of whole counts over 12, so the last share is exactly 1).
+  constexpr double kLayerD2 = 12.0;
   for (long long stage = 0; stage < l.pipeline; ++stage) {
     const bool experts_reduced = job.expert_ring_size[size_t(stage)] > 1;
     for (long long chunk = 0; chunk < l.virtual_stages; ++chunk) {
       auto& out = job.buckets[size_t(stage)][size_t(chunk)];
       const model::LayerRange range = model::chunk_layers(l, stage, chunk);
-      StageJob::GradientBucket open{range.last, 0, 0};
-      auto close_if_full = [&](long long after_layer) {
-        open.after_layer = after_layer;
-        if (open.bytes + open.expert_bytes >= bucket_bytes) {
-          out.push_back(open);
-          open = {after_layer, 0, 0};
-        }
-      };
-      if (stage == l.pipeline - 1 && chunk == l.virtual_stages - 1) { // an untied LM head's, ready first
-        open.bytes += bytes_per_param * job.work.head.params;
-        close_if_full(range.last);
-      }
+      const bool first_chunk = stage == 0 && chunk == 0, last_chunk = stage == l.pipeline - 1 && chunk == l.virtual_stages - 1;
+      // Gradients complete and not yet handed over: an untied LM head's come first.
+      double pending = last_chunk ? bytes_per_param * job.work.head.params : 0.0, pending_experts = 0;
       for (long long layer = range.last - 1; layer >= range.first; --layer) {
         const GpuLayerParams p = gpu_layer_params(job.work, l, layer);
-        open.bytes += bytes_per_param * (p.params - p.experts);
-        open.expert_bytes += experts_reduced ? bytes_per_param * p.experts : 0.0;
-        if (layer > range.first || !(stage == 0 && chunk == 0))
-          close_if_full(layer);
+        const double dense = bytes_per_param * (p.params - p.experts);
+        const double experts = experts_reduced ? bytes_per_param * p.experts : 0.0;
+        double handed = 0, d2_ready = 0; // share of this layer's gradients handed over; tensors done
+        for (size_t t = 0; t + 1 < model::kLayerTensorsInBackwardOrder.size(); ++t) {
+          d2_ready += model::kLayerTensorsInBackwardOrder[t].d2;
+          const double ready = d2_ready / kLayerD2;
+          const double carried = handed > 0 ? 0.0 : pending, carried_experts = handed > 0 ? 0.0 : pending_experts;
+          const StageJob::GradientBucket b{layer, ready, carried + dense * (ready - handed),
+                                           carried_experts + experts * (ready - handed)};
+          if (b.bytes + b.expert_bytes >= bucket_bytes) {
+            out.push_back(b);
+            handed = ready;
+          }
+        }
+        pending = (handed > 0 ? 0.0 : pending) + dense * (1.0 - handed);
+        pending_experts = (handed > 0 ? 0.0 : pending_experts) + experts * (1.0 - handed);
+        // After the layer's whole backward; the first chunk's layer 0 keeps its last tensors for the
+        // last bucket, with the embeddings' gradients (complete last).
+        if (pending + pending_experts >= bucket_bytes && !(first_chunk && layer == range.first)) {
+          out.push_back({layer, 1.0, pending, pending_experts});
+          pending = pending_experts = 0;
+        }
       }
-      if (stage == 0 && chunk == 0) // the embeddings' gradients are complete last
-        open.bytes += bytes_per_param * job.work.embedding_params;
-      open.after_layer = range.first;
-      if (open.bytes + open.expert_bytes > 0)
-        out.push_back(open);
+      if (first_chunk)
+        pending += bytes_per_param * job.work.embedding_params;
+      if (pending + pending_experts > 0)
+        out.push_back({range.first, 1.0, pending, pending_experts});
     }
   }
 }
 
 namespace {
+
+CollectivePart part_of(trace::TracePhase kind) {
+  return kind == trace::TracePhase::ReduceScatter ? CollectivePart::ReduceScatter
+         : kind == trace::TracePhase::AllGather   ? CollectivePart::AllGather
+                                                  : CollectivePart::AllReduce;
+}
 
 // A group's flows of the dense (and expert) rings, or of HSDP's replica ring (no experts there).
 const std::vector<StageJob::RingFlow>& ring_flows_of(const StageJob& job, long long group, bool across_replicas) {
@@ -75,6 +94,16 @@ const std::vector<StageJob::RingFlow>& expert_flows_of(const StageJob& job, long
 }
 
 } // namespace
+
+bool run_data_collective(StageJob& job, long long group, long long step, trace::TracePhase kind,
+                         double bytes_per_gpu, long long sequence, bool overlapped) {
+  if (!job.data_collective)
+    return false;
+  if (bytes_per_gpu > 0)
+    job.data_collective->run(job.members[size_t(group)].front(), step, part_of(kind),
+                             bytes_per_gpu / job.data_collective_bytes, sequence, overlapped);
+  return true;
+}
 
 RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
                          double expert_bytes_per_gpu, bool across_replicas) {
@@ -159,6 +188,11 @@ void DpStreamActor::operator()() const {
     stream.queued->acquire();
     const StageJob::DpRequest r = stream.requests.front();
     stream.requests.pop_front();
+    // An all-reduce's two ring rounds are one call of the chosen collective.
+    if (run_data_collective(job_, group_, r.step, r.kind, r.bytes, r.key, true)) {
+      (r.done ? r.done : stream.done)->release();
+      continue;
+    }
     for (int part = 0; part < r.rounds; ++part) {
       const long long key = r.key - part * r.key_step;
       const RingRound round = run_ring_round(job_, group_, key, r.bytes, r.expert_bytes, r.across_replicas);
@@ -174,17 +208,57 @@ void DpStreamActor::operator()() const {
   }
 }
 
-void hand_over(StageJob& job, long long group, StageJob::DpRequest request) {
+namespace {
+
+// Waits (the group's StageActor) for a request, from the end of the compute queued before.
+void await_pending(StageJob& job, long long group, const StageJob::Pending& pending) {
+  job.settle(group);
+  if (pending.ticket >= 0)
+    job.data_collective->wait_queued(job.members[size_t(group)].front(), pending.ticket);
+  else
+    pending.done->acquire();
+}
+
+} // namespace
+
+StageJob::Pending hand_over(StageJob& job, long long group, StageJob::DpRequest request) {
   StageJob::DpStream& stream = job.dp_streams[size_t(group)];
+  if (job.timed_streams()) { // ready when the compute queued before it ends: nothing to settle
+    const double queued_until_s = job.queued_until_s[size_t(group)];
+    const double ready_s = queued_until_s >= 0 ? queued_until_s : sg4::Engine::get_clock();
+    const long long ticket = job.data_collective->queue(job.members[size_t(group)].front(), request.step,
+                                                        part_of(request.kind), request.bytes / job.data_collective_bytes,
+                                                        request.key, ready_s, true);
+    if (!request.done) {
+      ++stream.pushed;
+      stream.counted_tickets.push_back(ticket);
+    }
+    return {nullptr, ticket};
+  }
+  job.settle(group); // the data is ready when the compute before it has ended
   if (!request.done)
     ++stream.pushed;
+  StageJob::Pending pending{request.done, -1};
   stream.requests.push_back(std::move(request));
   stream.queued->release();
+  return pending;
 }
 
 void wait_for_stream(StageJob& job, long long group, long long step, trace::TracePhase kind) {
+  job.settle(group);
   StageJob::DpStream& stream = job.dp_streams[size_t(group)];
   const double t_start = sg4::Engine::get_clock();
+  if (job.timed_streams() && !stream.counted_tickets.empty()) {
+    // The stream runs in order: once the last has ended, so have the others (waited for without a
+    // SimGrid call, so that the runner forgets them).
+    const long long rank = job.members[size_t(group)].front();
+    job.data_collective->wait_queued(rank, stream.counted_tickets.back());
+    for (long long ticket : stream.counted_tickets)
+      if (ticket != stream.counted_tickets.back())
+        job.data_collective->wait_queued(rank, ticket);
+    stream.counted_tickets.clear();
+    stream.pushed = 0;
+  }
   for (; stream.pushed > 0; --stream.pushed)
     stream.done->acquire();
   const double t_end = sg4::Engine::get_clock();
@@ -202,11 +276,11 @@ void post_param_gathers(StageJob& job, long long group, long long step) {
   long long index = 5000000; // apart from the reduce-scatters' bucket indices (bucket_round_key)
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk)
     for (auto b = chunks[chunk].rbegin(); b != chunks[chunk].rend(); ++b) { // backward order, reversed
-      const simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
+      const StageJob::Pending done =
+          hand_over(job, group,
+                    {step, bucket_round_key(step, index++, 0), 1, trace::TracePhase::AllGather, b->bytes,
+                     b->expert_bytes, simgrid::s4u::Semaphore::create(0)});
       stream.param_gathers[chunk].emplace_back(b->after_layer, done);
-      hand_over(job, group,
-                {step, bucket_round_key(step, index++, 0), 1, trace::TracePhase::AllGather, b->bytes,
-                 b->expert_bytes, done});
     }
 }
 
@@ -216,10 +290,31 @@ void wait_param_gathers(StageJob& job, long long group, long long step, long lon
   StageJob::DpStream& stream = job.dp_streams[size_t(group)];
   const auto& gathers = stream.param_gathers[size_t(chunk)];
   size_t& waited = stream.param_gathers_waited[size_t(chunk)];
-  const double t_start = sg4::Engine::get_clock();
-  for (; waited < gathers.size() && gathers[waited].first <= layer; ++waited)
-    gathers[waited].second->acquire();
-  const double t_end = sg4::Engine::get_clock();
+  auto needed = [&] { return waited < gathers.size() && gathers[waited].first <= layer; };
+  if (!needed())
+    return;
+  // From the end of the compute queued before (the clock, if none).
+  double& queued_until_s = job.queued_until_s[size_t(group)];
+  const double t_start = queued_until_s >= 0 ? queued_until_s : sg4::Engine::get_clock();
+  double t_end = t_start;
+  // On a timed stream, gathers that have ended already are waited for without a SimGrid call; if all
+  // have, the compute resumes after the last of them.
+  double end_s = 0;
+  while (job.timed_streams() && needed() &&
+         job.data_collective->queued_ended(job.members[size_t(group)].front(), gathers[waited].second.ticket, end_s)) {
+    t_end = std::max(t_end, end_s);
+    ++waited;
+  }
+  if (needed()) {
+    job.settle(group);
+    if (t_end > sg4::Engine::get_clock())
+      sg4::this_actor::sleep_until(t_end);
+    for (; needed(); ++waited)
+      await_pending(job, group, gathers[waited].second);
+    t_end = sg4::Engine::get_clock();
+  } else if (t_end > t_start) {
+    queued_until_s = t_end;
+  }
   if (t_end > t_start)
     for (long long rank : job.members[size_t(group)])
       job.recorder.record_exposed_wait(rank, step, trace::TracePhase::AllGather, t_start, t_end);
@@ -240,6 +335,8 @@ long long fsdp_key(const StageJob& job, long long step, long long mb, int what, 
 // One ring round on the compute stream, recorded as `kind`.
 void compute_stream_round(StageJob& job, long long group, long long step, long long mb, long long key,
                           double bytes, trace::TracePhase kind, bool across_replicas) {
+  if (run_data_collective(job, group, step, kind, bytes, key, false))
+    return;
   const RingRound r = run_ring_round(job, group, key, bytes, 0.0, across_replicas);
   if (!r.ran)
     return;
@@ -255,6 +352,7 @@ void compute_stream_round(StageJob& job, long long group, long long step, long l
 // The whole model's units at once, on the compute stream (FSDP without overlap); HSDP's reduce-scatter
 // is followed by the shard's all-reduce across the replica groups (2 ring rounds of bytes / shard).
 void fsdp_round(StageJob& job, long long group, long long step, long long mb, int what, trace::TracePhase kind) {
+  job.settle(group);
   double bytes = 0;
   for (double unit : job.fsdp_unit_bytes)
     bytes += unit;
@@ -267,12 +365,11 @@ void fsdp_round(StageJob& job, long long group, long long step, long long mb, in
 
 void push_gather(StageJob& job, long long group, long long step, long long mb, int pass, long long layer) {
   StageJob::DpStream& stream = job.dp_streams[size_t(group)];
-  stream.gathered = simgrid::s4u::Semaphore::create(0);
+  stream.gathered = hand_over(job, group,
+                              {step, fsdp_key(job, step, mb, pass, layer), 1, trace::TracePhase::AllGather,
+                               job.fsdp_unit_bytes[size_t(layer)], 0.0, simgrid::s4u::Semaphore::create(0)});
   stream.gathered_pass = pass;
   stream.gathered_layer = layer;
-  hand_over(job, group,
-            {step, fsdp_key(job, step, mb, pass, layer), 1, trace::TracePhase::AllGather,
-             job.fsdp_unit_bytes[size_t(layer)], 0.0, stream.gathered});
 }
 
 } // namespace
@@ -287,13 +384,13 @@ void fsdp_before_layer(StageJob& job, long long group, long long step, long long
     return;
   StageJob::DpStream& stream = job.dp_streams[size_t(group)];
   const int pass = forward ? 0 : 1;
-  if (!stream.gathered) // a micro-batch's first unit: nothing gathered it ahead
+  if (!stream.gathered.valid()) // a micro-batch's first unit: nothing gathered it ahead
     push_gather(job, group, step, mb, pass, layer);
-  const simgrid::s4u::SemaphorePtr ready = stream.gathered;
+  const StageJob::Pending ready = stream.gathered;
   if (stream.gathered_pass != pass || stream.gathered_layer != layer)
     throw std::logic_error("FSDP gathered layer " + std::to_string(stream.gathered_layer) + " ahead, not " +
                            std::to_string(layer));
-  stream.gathered = nullptr;
+  stream.gathered = {};
   // The next unit while this one computes: forward, the next layer, and after the last the first
   // layer of the backward (the LM head runs between); backward, the layer below.
   const long long layers = job.scenario.shape.layers;
@@ -301,8 +398,9 @@ void fsdp_before_layer(StageJob& job, long long group, long long step, long long
     push_gather(job, group, step, mb, layer + 1 < layers ? 0 : 1, layer + 1 < layers ? layer + 1 : layers - 1);
   else if (layer > 0)
     push_gather(job, group, step, mb, 1, layer - 1);
+  job.settle(group);
   const double t_start = sg4::Engine::get_clock();
-  ready->acquire();
+  await_pending(job, group, ready);
   const double t_end = sg4::Engine::get_clock();
   for (long long rank : job.members[size_t(group)])
     job.recorder.record_exposed_wait(rank, step, trace::TracePhase::AllGather, t_start, t_end);

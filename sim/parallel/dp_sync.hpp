@@ -30,6 +30,13 @@ struct RingRound {
   double bytes = 0, expert_bytes = 0; // per GPU, sent and received
   std::vector<double> joules;         // per member
 };
+// Pure data parallelism (StageJob::data_collective): runs `bytes_per_gpu` of the chosen collective for
+// group `group`'s GPU, recorded as `kind` (an all-reduce, or its reduce-scatter or all-gather half);
+// `sequence` tells its messages apart from the step's other collectives (a board key). Returns false,
+// doing nothing, where the job runs rings instead.
+bool run_data_collective(StageJob& job, long long group, long long step, trace::TracePhase kind,
+                         double bytes_per_gpu, long long sequence, bool overlapped);
+
 RingRound run_ring_round(StageJob& job, long long group, long long key, double bytes_per_gpu,
                          double expert_bytes_per_gpu, bool across_replicas = false);
 
@@ -57,7 +64,7 @@ inline constexpr long long kReplicaBucketIndex = 6000000;
 
 // Hands `request` to group `group`'s data-parallel stream; one without its own semaphore is counted
 // in the step's requests that wait_for_stream waits for.
-void hand_over(StageJob& job, long long group, StageJob::DpRequest request);
+StageJob::Pending hand_over(StageJob& job, long long group, StageJob::DpRequest request);
 // Waits for every counted request of the step (the exposed part, recorded as `kind`).
 void wait_for_stream(StageJob& job, long long group, long long step, trace::TracePhase kind);
 

@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -78,12 +79,52 @@ long long StageActor::virtual_stage(const pipeline::PipelineOp& op) const {
   return op.chunk * job_.scenario.layout.pipeline + job_.group_stage[size_t(group_)];
 }
 
+namespace {
+// MEMWALL_SEPARATE_PHASES=1: every phase its own SimGrid execution (StageJob::queued_until_s).
+bool separate_phases() {
+  static const bool separate = [] {
+    const char* v = std::getenv("MEMWALL_SEPARATE_PHASES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return separate;
+}
+} // namespace
+
+namespace {
+// `share` of a phase (its work, bytes and time in proportion), as a GEMM split at a bucket's tensor.
+PhaseCost phase_part(const PhaseCost& phase, double share) {
+  PhaseCost part = phase;
+  part.flops *= share;
+  part.hbm_bytes *= share;
+  part.roofline_flops *= share;
+  return part;
+}
+} // namespace
+
+void StageJob::settle(long long group) const {
+  double& until = queued_until_s[size_t(group)];
+  if (until < 0)
+    return;
+  const double t_end = until;
+  until = -1;
+  sg4::this_actor::sleep_until(t_end);
+}
+
 void StageActor::compute(const PhaseContext& where, const PhaseCost& phase) const {
   if (phase.roofline_flops <= 0)
     return;
-  const double t_start = sg4::Engine::get_clock();
-  sg4::this_actor::execute(phase.roofline_flops);
-  const double t_end = sg4::Engine::get_clock();
+  double t_start = 0, t_end = 0;
+  if (separate_phases()) {
+    job_.settle(group_); // a wait that ended before it was asked about (wait_param_gathers)
+    t_start = sg4::Engine::get_clock();
+    sg4::this_actor::execute(phase.roofline_flops);
+    t_end = sg4::Engine::get_clock();
+  } else { // queued after the ones before it, slept through by settle()
+    double& until = job_.queued_until_s[size_t(group_)];
+    t_start = until >= 0 ? until : sg4::Engine::get_clock();
+    t_end = t_start + phase.roofline_flops / sg4::this_actor::get_host()->get_speed();
+    until = t_end;
+  }
   for (long long rank : job_.members[size_t(group_)])
     job_.recorder.record_phase(rank, where, phase, t_start, t_end);
 }
@@ -94,6 +135,7 @@ StageActor::TensorExchange StageActor::tensor_collectives_start(double all_reduc
   const size_t t = members.size();
   if (t < 2 || all_reduces <= 0)
     return x;
+  job_.settle(group_);
   // A ring all-reduce is 2 (t - 1) steps of M / t per GPU. The steps of a layer's collectives are
   // aggregated into one flow per GPU (nothing else uses a TP group's links meanwhile), and the
   // latencies of the other steps are paid after it.
@@ -112,6 +154,7 @@ StageActor::TensorExchange StageActor::tensor_collectives_start(double all_reduc
 void StageActor::tensor_collectives_finish(TensorExchange& x, const PhaseContext& where) const {
   if (x.flights.empty())
     return;
+  job_.settle(group_);
   const std::vector<long long>& members = job_.members[size_t(group_)];
   const double t_wait = sg4::Engine::get_clock();
   await(job_, x.flights, members.front());
@@ -149,6 +192,7 @@ StageActor::ContextExchange StageActor::context_exchange_start(double blocks) co
   const long long c = job_.scenario.layout.context;
   if (c < 2)
     return x;
+  job_.settle(group_);
   const long long slot = job_.group_replica[size_t(group_)];
   x.next_group = job_.group_of(job_.group_stage[size_t(group_)], slot / c * c + (slot % c + 1) % c);
   x.key = context_exchanges_++;
@@ -161,6 +205,7 @@ StageActor::ContextExchange StageActor::context_exchange_start(double blocks) co
 void StageActor::context_exchange_finish(ContextExchange& x, const PhaseContext& where) const {
   if (x.key < 0)
     return;
+  job_.settle(group_);
   const double t_wait = sg4::Engine::get_clock();
   await(job_, x.flights, job_.members[size_t(group_)].front());
   double flows_end = x.t_start_s;
@@ -193,6 +238,7 @@ void StageActor::context_exchange_finish(ContextExchange& x, const PhaseContext&
 }
 
 void StageActor::wait_pipeline(Board& board, long long key, const PhaseContext& where) const {
+  job_.settle(group_);
   const double t_start = sg4::Engine::get_clock();
   board.at(key)->acquire();
   board.ready.erase(key);
@@ -242,6 +288,7 @@ void StageActor::forward(long long step, const pipeline::PipelineOp& op) const {
 }
 
 void StageActor::send_to_virtual_stage(long long step, long long microbatch, long long to, bool forward) const {
+  job_.settle(group_);
   const long long p = job_.scenario.layout.pipeline;
   SendQueue& q = (forward ? job_.forward_sends : job_.backward_sends)[size_t(group_)];
   const long long key = job_.pipeline_key(step, microbatch, to / p);
@@ -252,7 +299,8 @@ void StageActor::send_to_virtual_stage(long long step, long long microbatch, lon
 }
 
 void StageActor::layer_pass(const PhaseContext& where, const LayerWork& w, const PhaseCost& gemm,
-                            const PhaseCost& elementwise, double kv_blocks, double all_reduces) const {
+                            const PhaseCost& elementwise, double kv_blocks, double all_reduces,
+                            const pipeline::PipelineOp* handing) const {
   ContextExchange kv = context_exchange_start(kv_blocks);
   const bool overlap_tp = job_.scenario.layout.tp_overlap; // the collectives beside the GEMMs
   TensorExchange tp = overlap_tp ? tensor_collectives_start(all_reduces) : TensorExchange{};
@@ -261,7 +309,7 @@ void StageActor::layer_pass(const PhaseContext& where, const LayerWork& w, const
   // state (an upper bound, like tp_overlap: warm-up and cool-down have nothing to pair with).
   const bool overlap_ep = w.moe && job_.scenario.layout.moe_a2a_overlap;
   ExpertExchange ep = overlap_ep ? expert_all_to_all_start(all_reduces) : ExpertExchange{};
-  compute(where, with_expert_load(w, gemm));
+  backward_gemm(where, with_expert_load(w, gemm), handing);
   compute(where, elementwise);
   context_exchange_finish(kv, where);
   if (overlap_tp)
@@ -282,7 +330,6 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
     const PhaseContext where{step, op.microbatch, job_.scenario.shape.layers};
     compute(where, job_.work.head.bwd_elementwise);
     compute(where, job_.work.head.bwd_gemm);
-    hand_over_buckets(step, op, model::chunk_layers(layout, job_.group_stage[size_t(group_)], op.chunk).last);
   } else {
     wait_pipeline(job_.backward_in[size_t(group_)], job_.pipeline_key(step, op.microbatch, op.chunk),
                   {step, op.microbatch, -1});
@@ -296,7 +343,7 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
     // forward); the backward's two TP all-reduces (input gradients of the column-parallel GEMMs) and
     // the recomputed forward's two again; the same for an MoE layer's all-to-alls.
     layer_pass({step, op.microbatch, layer}, w, w.bwd_gemm, w.bwd_elementwise, recomputed ? 3 : 2,
-               recomputed ? 4 : 2);
+               recomputed ? 4 : 2, hands_over_buckets(op) ? &op : nullptr);
     hand_over_buckets(step, op, layer);
     fsdp_after_backward(job_, group_, step, op.microbatch, layer);
   }
@@ -306,10 +353,18 @@ void StageActor::backward(long long step, const pipeline::PipelineOp& op) const 
 
 void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind,
                             bool across_replicas) const {
+  job_.settle(group_);
   const long long stage = job_.group_stage[size_t(group_)];
   // Replica rounds' keys lie apart from the flush's (2 step + part): a group may enter its replica
   // round while a neighbour still waits in its shard group's round.
   const long long round = (across_replicas ? (1LL << 50) : 0) + 2 * step + part;
+  // The chosen collective runs an all-reduce whole: at its first round, nothing at the second.
+  if (job_.data_collective && !(kind == trace::TracePhase::AllReduce && part == 1)) {
+    run_data_collective(job_, group_, step, kind, bytes_per_gpu, round, false);
+    return;
+  }
+  if (job_.data_collective)
+    return;
   const RingRound r = run_ring_round(job_, group_, round, bytes_per_gpu,
                                      across_replicas ? 0.0 : job_.stage_expert_gradient_bytes[size_t(stage)],
                                      across_replicas);
@@ -324,25 +379,46 @@ void StageActor::ring_round(long long step, int part, double bytes_per_gpu, trac
   trace_ring_round(job_, group_, r, kind, round, across_replicas);
 }
 
-void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const {
-  if (!job_.dp_overlap() || job_.fsdp() || op.microbatch != job_.scenario.microbatches - 1)
-    return; // gradients accumulate until the chunk's last micro-batch
+bool StageActor::hands_over_buckets(const pipeline::PipelineOp& op) const {
+  // Gradients accumulate until the chunk's last micro-batch; FSDP reduce-scatters per layer instead.
+  return job_.dp_overlap() && !job_.fsdp() && op.microbatch == job_.scenario.microbatches - 1;
+}
+
+void StageActor::hand_over_bucket(long long step, const StageJob::GradientBucket& b) const {
   const bool sharded = job_.scenario.training.sharding != model::Sharding::None;
-  const auto& buckets = job_.buckets[size_t(job_.group_stage[size_t(group_)])][size_t(op.chunk)];
-  for (const StageJob::GradientBucket& b : buckets) {
-    if (b.after_layer != after_layer)
-      continue;
-    const long long index = job_.dp_streams[size_t(group_)].pushed;
-    // An all-reduce, or the distributed optimizer's (FSDP's) reduce-scatter
+  const long long index = job_.dp_streams[size_t(group_)].pushed;
+  // An all-reduce, or the distributed optimizer's (FSDP's) reduce-scatter
+  hand_over(job_, group_,
+            {step, bucket_round_key(step, index, 0), sharded ? 1 : 2,
+             sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce, b.bytes, b.expert_bytes,
+             nullptr});
+  if (job_.replica_ring_size > 1) // HSDP: then the shard's gradients across the shard groups
     hand_over(job_, group_,
-              {step, bucket_round_key(step, index, 0), sharded ? 1 : 2,
-               sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce, b.bytes, b.expert_bytes,
-               nullptr});
-    if (job_.replica_ring_size > 1) // HSDP: then the shard's gradients across the shard groups
-      hand_over(job_, group_,
-                {step, bucket_round_key(step, kReplicaBucketIndex + index, 0), 2, trace::TracePhase::AllReduce,
-                 b.bytes / double(job_.dense_ring_size), 0.0, nullptr, true});
-  }
+              {step, bucket_round_key(step, kReplicaBucketIndex + index, 0), 2, trace::TracePhase::AllReduce,
+               b.bytes / double(job_.dense_ring_size), 0.0, nullptr, true});
+}
+
+void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const {
+  if (!hands_over_buckets(op))
+    return;
+  for (const StageJob::GradientBucket& b : job_.buckets[size_t(job_.group_stage[size_t(group_)])][size_t(op.chunk)])
+    if (b.after_layer == after_layer && b.gemm_share >= 1.0)
+      hand_over_bucket(step, b);
+}
+
+void StageActor::backward_gemm(const PhaseContext& where, const PhaseCost& gemm,
+                               const pipeline::PipelineOp* handing) const {
+  double done = 0; // share of the GEMM computed
+  if (handing)
+    for (const StageJob::GradientBucket& b :
+         job_.buckets[size_t(job_.group_stage[size_t(group_)])][size_t(handing->chunk)]) {
+      if (b.after_layer != where.layer || b.gemm_share >= 1.0)
+        continue;
+      compute(where, phase_part(gemm, b.gemm_share - done)); // up to the bucket's last tensor
+      hand_over_bucket(where.step, b);
+      done = b.gemm_share;
+    }
+  compute(where, done > 0 ? phase_part(gemm, 1.0 - done) : gemm);
 }
 
 void StageActor::operator()() const {
@@ -381,6 +457,7 @@ void StageActor::operator()() const {
       compute({step, -1, -1}, job_.stage_optimizer[size_t(stage)]);
     }
   }
+  job_.settle(group_);
   const double t_end = sg4::Engine::get_clock();
   for (long long rank : job_.members[size_t(group_)])
     job_.recorder.record_finish(rank, t_end);

@@ -71,14 +71,20 @@ private:
   void ring_round(long long step, int part, double bytes_per_gpu, trace::TracePhase kind,
                   bool across_replicas = false) const;
   long long virtual_stage(const pipeline::PipelineOp& op) const;
-  // With overlap (dp_sync.hpp): on a chunk's last micro-batch, hands the buckets complete after the
-  // backward of `after_layer` to the group's data-parallel stream.
+  // With overlap (dp_sync.hpp): whether `op` hands its chunk's buckets over (the chunk's last
+  // micro-batch); the buckets complete after the whole backward of `after_layer`, handed to the
+  // group's data-parallel stream; one bucket.
+  bool hands_over_buckets(const pipeline::PipelineOp& op) const;
   void hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const;
+  void hand_over_bucket(long long step, const StageJob::GradientBucket& b) const;
+  // A layer's backward GEMM; `handing`: the op whose buckets complete inside it are handed over as
+  // their last tensor's gradient is computed (the GEMM split there).
+  void backward_gemm(const PhaseContext& where, const PhaseCost& gemm, const pipeline::PipelineOp* handing) const;
   // One layer's forward or backward pass: its GEMM and element-wise phases, with `kv_blocks` of key /
   // value traffic round the context group beside them, then `all_reduces` TP all-reduces (beside the
   // GEMMs with tp_overlap) and, for an MoE layer, as many all-to-alls.
   void layer_pass(const PhaseContext& where, const LayerWork& w, const PhaseCost& gemm, const PhaseCost& elementwise,
-                  double kv_blocks, double all_reduces) const;
+                  double kv_blocks, double all_reduces, const pipeline::PipelineOp* handing = nullptr) const;
   // Hands activations (forward) or gradients to virtual stage `to` on the send stream.
   void send_to_virtual_stage(long long step, long long microbatch, long long to, bool forward) const;
 

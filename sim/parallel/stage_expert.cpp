@@ -54,6 +54,7 @@ StageActor::ExpertExchange StageActor::expert_all_to_all_start(double count) con
   ExpertExchange x;
   if (job_.ep_block[size_t(group_)] < 0)
     return x;
+  job_.settle(group_);
   x.key = all_to_alls_++;
   x.count = count;
   x.t_start_s = sg4::Engine::get_clock();
@@ -69,6 +70,7 @@ StageActor::ExpertExchange StageActor::expert_all_to_all_start(double count) con
 void StageActor::expert_all_to_all_finish(ExpertExchange& x, const PhaseContext& where, bool overlapped) const {
   if (x.key < 0)
     return;
+  job_.settle(group_);
   const StageJob::EpBlock& block = job_.ep_blocks[size_t(job_.ep_block[size_t(group_)])];
   const long long key = x.key;
   const double t_start = x.t_start_s, t_all_in = x.t_all_in_s, unit_bytes = x.unit_bytes;

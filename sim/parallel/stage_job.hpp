@@ -10,6 +10,7 @@
 // data-parallel gradient sync.
 #pragma once
 
+#include "sim/engine/collective_runner.hpp"
 #include "sim/engine/link_events.hpp"
 #include "sim/engine/phase_plan.hpp"
 #include "pipeline/schedule.hpp"
@@ -165,10 +166,13 @@ struct StageJob {
   double kv_bytes = 0;
   // Data-parallel gradients beside the backward (training.overlap: bucketed; dp_sync.hpp). Per stage
   // and chunk, the buckets its last micro-batch's backward fills, in order: each is handed to the
-  // stream right after the backward of layer `after_layer` (the chunk's last layer + 1: right after
-  // the LM head's). Per group, its stream's queue; empty without overlap.
+  // stream once the gradient of its last tensor exists, while layer `after_layer`'s backward runs:
+  // `gemm_share` < 1 when that is part way through the layer's backward GEMM (its weight tensors in
+  // backward order), 1 after the layer's whole backward. Per group, its stream's queue; empty
+  // without overlap.
   struct GradientBucket {
     long long after_layer = 0;
+    double gemm_share = 1;
     double bytes = 0, expert_bytes = 0; // per GPU: dense, and routed experts'
   };
   std::vector<std::vector<std::vector<GradientBucket>>> buckets; // [stage][chunk]
@@ -182,23 +186,36 @@ struct StageJob {
     bool across_replicas = false;    // HSDP's replica rings, else the dense (and expert) rings
     long long key_step = 1;
   };
+  // A request handed to a stream, to be waited for: released semaphore, or a ticket of the chosen
+  // collective's timed stream (timed_streams()).
+  struct Pending {
+    simgrid::s4u::SemaphorePtr done;
+    long long ticket = -1;
+    bool valid() const { return done || ticket >= 0; }
+  };
   struct DpStream {
     std::deque<DpRequest> requests;
     simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
     simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
     long long pushed = 0; // this step's counted requests (buckets, FSDP reduce-scatters) so far
-    // FSDP: the unit gathered ahead, for (pass, layer); null when none is
-    simgrid::s4u::SemaphorePtr gathered;
+    std::vector<long long> counted_tickets; // timed_streams(): the counted requests' tickets, this step
+    // FSDP: the unit gathered ahead, for (pass, layer); invalid when none is
+    Pending gathered;
     int gathered_pass = 0;
     long long gathered_layer = 0;
     // The distributed optimizer's parameter all-gathers beside the forward (overlap_param_gather):
     // per chunk, in forward order, (the bucket's first layer, released when gathered); `waited` of
     // them already waited for this step.
-    std::vector<std::vector<std::pair<long long, simgrid::s4u::SemaphorePtr>>> param_gathers;
+    std::vector<std::vector<std::pair<long long, Pending>>> param_gathers;
     std::vector<size_t> param_gathers_waited;
   };
   std::vector<DpStream> dp_streams;
   bool dp_overlap() const { return !dp_streams.empty(); }
+  // Pure data parallelism whose chosen collective is timed without SimGrid messages (every round
+  // private: CollectiveRunner::streams_timed): a stream needs no actor. Each request is queued on the
+  // runner's timed stream for the GPU, ready when the compute queued before it ends, and waited for by
+  // its ticket.
+  bool timed_streams() const { return data_collective && data_collective->streams_timed(); }
   // Megatron-Core's distributed optimizer with overlap_param_gather: zero1 with overlapped buckets.
   bool param_gather_overlap() const {
     return dp_overlap() && fsdp_unit_bytes.empty() && scenario.training.sharding != model::Sharding::None;
@@ -207,11 +224,26 @@ struct StageJob {
   // GPU (layer 0's holds the embeddings and the LM head); empty otherwise.
   std::vector<double> fsdp_unit_bytes;
   bool fsdp() const { return !fsdp_unit_bytes.empty(); }
+  // Pure data parallelism (no TP, PP, CP, EP groups, no HSDP): every GPU is its own group and the
+  // gradient sync runs the collective the scenario chose (`cluster.collective`: ring, tree,
+  // hierarchical, NVLS, auto; collectives/choice.hpp) on this runner instead of the rings above;
+  // its schedule was built for `data_collective_bytes` per GPU (a collective of b bytes runs it
+  // scaled by b / data_collective_bytes). Null otherwise.
+  const CollectiveRunner* data_collective = nullptr;
+  double data_collective_bytes = 0;
   // Link events (flights.hpp): what happened and a stall's report; null without link events. The
   // flows in flight, and what each had left when a link went down.
   FaultLog* faults = nullptr;
   mutable std::unordered_set<simgrid::s4u::Comm*> in_flight;
   mutable std::unordered_map<simgrid::s4u::Comm*, double> left_at_fault;
+
+  // Per group: when the compute its actor queued ends (< 0: none queued). A group's back-to-back phases
+  // are one SimGrid activity (a sleep to their end), each dated as SimGrid dates an execution (start +
+  // work / speed); the actor settles them (sleeps to that end) before anything else it does: a flow,
+  // a hand-over, a wait, the end of its run. MEMWALL_SEPARATE_PHASES=1 runs each phase as its own
+  // execution, the reference tests/check_merged_phases.py compares against.
+  mutable std::vector<double> queued_until_s;
+  void settle(long long group) const; // called by the group's StageActor only
 
   long long group_of(long long stage, long long slot) const;
   long long slots() const { return scenario.layout.data * scenario.layout.context; }

@@ -62,7 +62,7 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
   // The data-parallel rings' destinations by sender, listed where a sender's pairs are (the order
   // pairs are requested in picks among equal-cost paths: one channel keeps the single ring's order).
   std::unordered_map<long long, std::vector<long long>> ring_destinations;
-  if (slots > 1)
+  if (slots > 1 && s.grouped_layout()) // else the chosen collective's pairs (simulation.cpp)
     for (long long stage = 0; stage < l.pipeline; ++stage)
       for (size_t i = 0; i < size_t(l.tensor); ++i)
         for (bool across : {false, true})
@@ -103,7 +103,8 @@ std::vector<std::pair<long long, long long>> parallel_pairs(const Scenario& s, c
 }
 
 std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work, const Platform& platform,
-                                         RunRecorder& recorder, const std::vector<collectives::GpuPlace>& places) {
+                                         RunRecorder& recorder, const std::vector<collectives::GpuPlace>& places,
+                                         const CollectiveRunner* data_collective, double data_collective_bytes) {
   const model::ParallelLayout& l = s.layout;
   auto job = std::make_unique<StageJob>(s, work, platform, recorder);
   const long long slots = job->slots();
@@ -245,7 +246,9 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
   job->replica_ring_latency_s.assign(groups, 0.0);
   job->replica_to.resize(groups);
   job->replica_from.resize(groups);
-  if (slots > 1)
+  job->data_collective = data_collective;
+  job->data_collective_bytes = data_collective_bytes;
+  if (slots > 1 && !data_collective)
     for (long long stage = 0; stage < l.pipeline; ++stage)
       for (size_t i = 0; i < size_t(l.tensor); ++i) {
         for (const auto& ring : data_rings(s, stage, i, places))
@@ -278,6 +281,7 @@ std::unique_ptr<StageJob> plan_stage_job(const Scenario& s, const StepWork& work
       plan_gradient_buckets(*job, bytes_per_param);
     job->dp_streams = std::vector<StageJob::DpStream>(groups);
   }
+  job->queued_until_s.assign(groups, -1.0);
   job->tp_ring_private.assign(groups, false);
   for (size_t g = 0; g < groups; ++g) {
     const auto& ring = job->tp_flows[g];
@@ -306,7 +310,7 @@ void create_stage_actors(StageJob& job) {
     const std::string name = "stage" + std::to_string(job.group_stage[size_t(g)]) + "-dp" +
                              std::to_string(job.group_replica[size_t(g)]);
     sg4::Actor::create(name, host, StageActor(job, g));
-    if (job.dp_overlap())
+    if (job.dp_overlap() && !job.timed_streams()) // a timed stream needs no actor
       sg4::Actor::create(name + "-dp-stream", host, DpStreamActor(job, g));
     if (job.scenario.layout.pipeline > 1) {
       sg4::Actor::create(name + "-send-fwd", host, SendActor(job, g, true));

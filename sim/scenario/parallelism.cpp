@@ -351,7 +351,7 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
   if (root.has("training") && root.child("training").has("bucket") && !s.training.overlap_bucketed)
     warn(root.child("training").child("bucket"),
          "buckets are what overlap: bucketed hands over; with overlap none the gradients go at once (not applied)");
-  if (s.layout_engine()) {
+  if (s.grouped_layout()) {
     const InputNode cluster = root.child("cluster");
     if (auto c = cluster.optional_child("collective")) {
       if (s.collective != "ring" && s.collective != "auto")

@@ -49,9 +49,11 @@ struct Scenario {
   long long channels = 1;               // NCCL's channels per ring (cluster.nccl.channels, else the fabric's)
   model::TrainingPlan training;
   model::ParallelLayout layout;         // data parallelism only unless `parallelism:` says more
-  // Which engine runs it: the layout engine (sim/parallel) for model parallelism and for HSDP, whose
-  // shard and replica rings only it builds; the data-parallel engine (sim/engine) otherwise.
-  bool layout_engine() const { return layout.model_parallel() || training.hsdp(); }
+  // A layout with groups beyond the data-parallel one (TP, PP, CP, EP, or HSDP's shard groups): its
+  // collectives run as NCCL's rings within the groups. Otherwise (pure data parallelism) the gradient
+  // sync runs the collective `cluster.collective` chose over all GPUs. One engine runs both
+  // (sim/parallel's stage actors; a pure data-parallel job's groups are single GPUs).
+  bool grouped_layout() const { return layout.model_parallel() || training.hsdp(); }
   long long global_batch = 0;           // sequences per step, when the batch was given that way (else 0)
   // Timed link events: a bandwidth change, or the link going down (both directions).
   struct LinkEvent {

@@ -178,7 +178,7 @@ namespace {
 // (tensor; data x context, the gradients'; context, the key-value ring's; pipeline; expert).
 long long communicators_of(const Scenario& s) {
   const model::ParallelLayout& l = s.layout;
-  if (!s.layout_engine())
+  if (!s.grouped_layout())
     return s.gpus > 1 ? 1 : 0;
   long long n = 0;
   // HSDP: a shard group's and a replica group's in place of the data-parallel group's.
@@ -204,7 +204,7 @@ model::MemoryFootprint stage_memory(const Scenario& s, long long stage) {
 }
 
 model::MemoryFootprint scenario_footprint(const Scenario& s) {
-  if (s.layout_engine()) { // the stage that needs the most
+  if (s.grouped_layout()) { // the stage that needs the most
     model::MemoryFootprint worst = stage_memory(s, 0);
     for (long long stage = 1; stage < s.layout.pipeline; ++stage)
       if (const model::MemoryFootprint f = stage_memory(s, stage); f.total_bytes > worst.total_bytes)

@@ -1,6 +1,7 @@
 #include "trace_rows.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <stdexcept>
 #include <utility>
 
@@ -49,6 +50,25 @@ std::vector<PowerRow> power_rows(const std::vector<PhaseRow>& phases) {
       continue;
     rows.push_back({p.gpu, p.t_start_s, p.t_end_s, (p.e_arith_j + p.e_hbm_j + p.e_static_j) / span_s, p.clock, p.job});
   }
+  // A GPU's compute-stream rows tile its time, but a row dated by arithmetic (merged phases end at
+  // start + work / speed) and the next dated by SimGrid's clock after sleeping to that end may overlap
+  // by the clock's last bit: such a row starts where the one before ends (its watts unchanged), so that
+  // no instant counts a GPU twice in the server series.
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(rows[a].job, rows[a].gpu, rows[a].t_start_s) < std::tie(rows[b].job, rows[b].gpu, rows[b].t_start_s);
+  });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const PowerRow& before = rows[order[k - 1]];
+    PowerRow& r = rows[order[k]];
+    if (r.job == before.job && r.gpu == before.gpu && r.t_start_s < before.t_end_s &&
+        before.t_end_s - r.t_start_s <= 1e-12 * std::max(1.0, before.t_end_s))
+      r.t_start_s = std::min(before.t_end_s, r.t_end_s);
+  }
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const PowerRow& r) { return r.t_end_s <= r.t_start_s; }),
+             rows.end());
   return rows;
 }
 
