@@ -229,14 +229,16 @@ StageJob::Pending hand_over(StageJob& job, long long group, StageJob::DpRequest 
     const long long ticket = job.data_collective->queue(job.members[size_t(group)].front(), request.step,
                                                         part_of(request.kind), request.bytes / job.data_collective_bytes,
                                                         request.key, ready_s, true);
-    if (!request.done) {
+    if (!request.awaited) {
       ++stream.pushed;
       stream.counted_tickets.push_back(ticket);
     }
     return {nullptr, ticket};
   }
   job.settle(group); // the data is ready when the compute before it has ended
-  if (!request.done)
+  if (request.awaited)
+    request.done = simgrid::s4u::Semaphore::create(0);
+  else
     ++stream.pushed;
   StageJob::Pending pending{request.done, -1};
   stream.requests.push_back(std::move(request));
@@ -279,7 +281,7 @@ void post_param_gathers(StageJob& job, long long group, long long step) {
       const StageJob::Pending done =
           hand_over(job, group,
                     {step, bucket_round_key(step, index++, 0), 1, trace::TracePhase::AllGather, b->bytes,
-                     b->expert_bytes, simgrid::s4u::Semaphore::create(0)});
+                     b->expert_bytes, true});
       stream.param_gathers[chunk].emplace_back(b->after_layer, done);
     }
 }
@@ -367,7 +369,7 @@ void push_gather(StageJob& job, long long group, long long step, long long mb, i
   StageJob::DpStream& stream = job.dp_streams[size_t(group)];
   stream.gathered = hand_over(job, group,
                               {step, fsdp_key(job, step, mb, pass, layer), 1, trace::TracePhase::AllGather,
-                               job.fsdp_unit_bytes[size_t(layer)], 0.0, simgrid::s4u::Semaphore::create(0)});
+                               job.fsdp_unit_bytes[size_t(layer)], 0.0, true});
   stream.gathered_pass = pass;
   stream.gathered_layer = layer;
 }
@@ -411,11 +413,11 @@ void fsdp_after_backward(StageJob& job, long long group, long long step, long lo
     return;
   const double unit_bytes = job.fsdp_unit_bytes[size_t(layer)];
   hand_over(job, group,
-            {step, fsdp_key(job, step, mb, 3, layer), 1, trace::TracePhase::ReduceScatter, unit_bytes, 0.0, nullptr});
+            {step, fsdp_key(job, step, mb, 3, layer), 1, trace::TracePhase::ReduceScatter, unit_bytes, 0.0, false});
   if (job.replica_ring_size > 1) // HSDP: then the shard's all-reduce across the replicas, on the stream
     hand_over(job, group,
               {step, fsdp_key(job, step, mb, 6, layer), 2, trace::TracePhase::AllReduce,
-               unit_bytes / double(job.dense_ring_size), 0.0, nullptr, true, fsdp_key_step(job)});
+               unit_bytes / double(job.dense_ring_size), 0.0, false, true, fsdp_key_step(job)});
 }
 
 void fsdp_reduce_after_flush(StageJob& job, long long group, long long step) {

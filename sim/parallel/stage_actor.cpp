@@ -391,11 +391,11 @@ void StageActor::hand_over_bucket(long long step, const StageJob::GradientBucket
   hand_over(job_, group_,
             {step, bucket_round_key(step, index, 0), sharded ? 1 : 2,
              sharded ? trace::TracePhase::ReduceScatter : trace::TracePhase::AllReduce, b.bytes, b.expert_bytes,
-             nullptr});
+             false});
   if (job_.replica_ring_size > 1) // HSDP: then the shard's gradients across the shard groups
     hand_over(job_, group_,
               {step, bucket_round_key(step, kReplicaBucketIndex + index, 0), 2, trace::TracePhase::AllReduce,
-               b.bytes / double(job_.dense_ring_size), 0.0, nullptr, true});
+               b.bytes / double(job_.dense_ring_size), 0.0, false, true});
 }
 
 void StageActor::hand_over_buckets(long long step, const pipeline::PipelineOp& op, long long after_layer) const {

@@ -63,7 +63,7 @@ struct PipelineSend {
 
 struct SendQueue {
   std::deque<PipelineSend> requests;
-  simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
+  simgrid::s4u::SemaphorePtr queued; // made with its SendActor
 };
 
 struct StageJob {
@@ -182,9 +182,10 @@ struct StageJob {
     int rounds = 1;    // 2: an all-reduce (reduce-scatter, then all-gather)
     trace::TracePhase kind = trace::TracePhase::AllReduce;
     double bytes = 0, expert_bytes = 0;
-    simgrid::s4u::SemaphorePtr done; // released when it ends; null: counted in the stream's `done`
-    bool across_replicas = false;    // HSDP's replica rings, else the dense (and expert) rings
+    bool awaited = false;         // waited for by itself (Pending), else counted in the stream's `done`
+    bool across_replicas = false; // HSDP's replica rings, else the dense (and expert) rings
     long long key_step = 1;
+    simgrid::s4u::SemaphorePtr done; // an awaited request's, on a stream actor (made by hand_over)
   };
   // A request handed to a stream, to be waited for: released semaphore, or a ticket of the chosen
   // collective's timed stream (timed_streams()).
@@ -195,8 +196,7 @@ struct StageJob {
   };
   struct DpStream {
     std::deque<DpRequest> requests;
-    simgrid::s4u::SemaphorePtr queued = simgrid::s4u::Semaphore::create(0);
-    simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
+    simgrid::s4u::SemaphorePtr queued, done; // made with its DpStreamActor (none on a timed stream)
     long long pushed = 0; // this step's counted requests (buckets, FSDP reduce-scatters) so far
     std::vector<long long> counted_tickets; // timed_streams(): the counted requests' tickets, this step
     // FSDP: the unit gathered ahead, for (pass, layer); invalid when none is

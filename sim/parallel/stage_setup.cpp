@@ -7,6 +7,7 @@
 #include "collectives/channels.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include <algorithm>
 #include <unordered_map>
@@ -310,9 +311,14 @@ void create_stage_actors(StageJob& job) {
     const std::string name = "stage" + std::to_string(job.group_stage[size_t(g)]) + "-dp" +
                              std::to_string(job.group_replica[size_t(g)]);
     sg4::Actor::create(name, host, StageActor(job, g));
-    if (job.dp_overlap() && !job.timed_streams()) // a timed stream needs no actor
+    if (job.dp_overlap() && !job.timed_streams()) { // a timed stream needs no actor
+      job.dp_streams[size_t(g)].queued = sg4::Semaphore::create(0);
+      job.dp_streams[size_t(g)].done = sg4::Semaphore::create(0);
       sg4::Actor::create(name + "-dp-stream", host, DpStreamActor(job, g));
+    }
     if (job.scenario.layout.pipeline > 1) {
+      job.forward_sends[size_t(g)].queued = sg4::Semaphore::create(0);
+      job.backward_sends[size_t(g)].queued = sg4::Semaphore::create(0);
       sg4::Actor::create(name + "-send-fwd", host, SendActor(job, g, true));
       sg4::Actor::create(name + "-send-bwd", host, SendActor(job, g, false));
     }
