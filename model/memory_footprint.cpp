@@ -120,7 +120,7 @@ MemoryFootprint stage_footprint(const ArchitectureSpec& arch, const ParallelLayo
   // the same during the step: PyTorch's pipelining keeps the stage's parameters gathered and its
   // gradients unreduced over the micro-batches (see sim/parallel/stage_actor.cpp); only the
   // optimizer state (fp32 parameters, m, v) stays sharded. Without a pipeline zero2 / zero3 shard
-  // as in the data-parallel engine (sim/parallel/dp_sync.hpp; the gathered units are not counted).
+  // as in pure data parallelism (sim/parallel/dp_sync.hpp; the gathered units are not counted).
   TrainingPlan sharded = plan;
   if (sharded.sharding != Sharding::None && layout.pipeline > 1)
     sharded.sharding = Sharding::Zero1;

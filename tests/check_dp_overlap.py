@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data-parallel gradients overlapped with the backward in the layout engine (`training.overlap:
+"""Data-parallel gradients overlapped with the backward in a grouped layout (`training.overlap:
 bucketed` with tensor / pipeline / expert parallelism; Megatron-Core's overlap_grad_reduce), against
 figures derived by hand, not from memwall's output.
 
@@ -28,8 +28,8 @@ With DP 2 a ring round sends half of its bytes each way.
    one layer ahead and reduce-scatters each layer after its backward; exposed are each micro-batch's
    first gather (unit 0, P + E), behind the previous micro-batch's last reduce-scatter (unit 0), and
    the step's last reduce-scatter: dp_s = m (P + E) / B. Bytes: overlap reduce-scatters every
-   micro-batch, (m - 1) G / 2 more per GPU. Memory: weights and gradients / DP, as zero3 in the
-   data-parallel engine.
+   micro-batch, (m - 1) G / 2 more per GPU. Memory: weights and gradients / DP, as zero3 in pure
+   data parallelism.
 
 Usage: check_dp_overlap.py MEMWALL
 """

@@ -10,7 +10,7 @@ micro-batches:
 Every all-gather and reduce-scatter message joins two GPUs of one shard group (ranks s k .. s k + s - 1),
 every all-reduce message two GPUs at the same place of different groups. Memory: weights, gradients
 and optimizer state over s GPUs (2, 2 and 12 B x params / s). A shard group of all data-parallel
-ranks runs exactly as FSDP does in the data-parallel engine (the other engine: same step, same bytes).
+ranks runs exactly as FSDP does (pure data parallelism's chosen collective: same step, same bytes).
 With tensor parallelism 2 (shard groups of 4 data ranks, 8 GPUs: one server) each GPU holds U / 2,
 and the same sums hold for it. Under a pipeline and with context parallelism: check_pipeline_and_context.
 
@@ -103,14 +103,14 @@ def main():
                 want = per_param * rec["params"] / s
                 if abs(mem[field] / want - 1) > 1e-12:
                     failures.append(f"memory {field} {mem[field]} != {per_param} B x params / {s} = {want}")
-            # A shard group of every data-parallel rank is FSDP: the data-parallel engine's numbers.
+            # A shard group of every data-parallel rank is FSDP: pure data parallelism's numbers.
             whole = run(memwall, tmp, f"whole-{overlap}", scenario(GPUS, overlap))
             fsdp = run(memwall, tmp, f"fsdp-{overlap}", scenario(0, overlap))
             for field in ("step_time_s", "bytes_sent_per_gpu", "energy_j"):
                 if abs(whole[field] / fsdp[field] - 1) > 1e-12:
                     failures.append(f"{overlap}: shard group of all {GPUS}: {field} {whole[field]} != FSDP's {fsdp[field]}")
             print(f"overlap {overlap}: HSDP {s} x {r} step {rec['step_time_s'] * 1e3:.3f} ms; shard group of all "
-                  f"{GPUS} {whole['step_time_s'] * 1e3:.6f} ms, FSDP (data-parallel engine) {fsdp['step_time_s'] * 1e3:.6f} ms")
+                  f"{GPUS} {whole['step_time_s'] * 1e3:.6f} ms, FSDP (pure data parallelism) {fsdp['step_time_s'] * 1e3:.6f} ms")
         failures += check_pipeline_and_context(memwall, tmp)
     if failures:
         sys.exit("\n".join(failures))

@@ -16,7 +16,7 @@ Checks:
 2. The NVLS / ring speed-up at 16 GiB (Simple): the ratio of the two derived times.
 3. The tuner: 8 B runs the LL ring (NVLS's 25 us loses), 1 GiB runs NVLS; on DGX A100 (no SHARP)
    and across two H100 servers it never runs NVLS.
-4. The data-parallel engine (`collective: nvls`, 8 H100, no overlap): the gradient all-reduce takes
+4. Pure data parallelism (`collective: nvls`, 8 H100, no overlap): the gradient all-reduce takes
    the bytes the model gives, and bytes sent per GPU are (n + 1) / n / eta of the gradients, where
    the ring's are 2 (n - 1) / n (conservation: same gradients, the two factors' ratio).
 5. Bad input exits 2 naming the flag or file:line:key: nvls without SHARP, across servers, with

@@ -33,8 +33,8 @@ struct GpuTotals {
   double pp_wait_s = 0;
   double pp_bubble_s = 0;   // pp_wait_s before the neighbour had the data (the bubble)
   double pp_transfer_s = 0; // pp_wait_s after it had (the transfer not hidden)
-  // Data-parallel sync on the compute stream: model-parallel rings; in the data-parallel engine,
-  // collectives run on the compute stream and waits for overlapped ones (exposed).
+  // Data-parallel sync on the compute stream: a grouped layout's rings; in pure data parallelism the
+  // chosen collective run on the compute stream, and waits for overlapped ones (exposed).
   double dp_comm_s = 0;
   // Time inside a collective before its last member arrived (taken out of that kind's time above).
   double sync_wait_s = 0;

@@ -114,7 +114,7 @@ std::vector<std::pair<long long, long long>> carried_pairs(std::deque<JobRun>& r
   std::vector<std::pair<long long, long long>> carried;
   for (JobRun& r : runs) {
     const std::vector<long long>& g = r.job->gpu_ranks;
-    if (r.job->scenario.grouped_layout()) { // the layout engine sends every message through SimGrid
+    if (r.job->scenario.grouped_layout()) { // a grouped layout's rings send every message through SimGrid
       for (const auto& [a, b] : r.pairs)
         carried.emplace_back(g[size_t(a)], g[size_t(b)]);
       continue;

@@ -1,6 +1,6 @@
-// The data-parallel gradient synchronisation of a model-parallel run: each stage's gradients over its
+// The data-parallel gradient synchronisation of a run: each stage's gradients over its
 // replicas (data x context ranks), one ring per TP rank, and a routed expert's over the GPUs that hold
-// the same experts (stage_job.hpp).
+// the same experts (stage_job.hpp); in pure data parallelism the collective the scenario chose.
 //
 // Without overlap the StageActor runs it after the pipeline flush (Megatron-LM 2021). With
 // `training.overlap: bucketed` it runs as Megatron-Core's DDP with overlap_grad_reduce does: a chunk's

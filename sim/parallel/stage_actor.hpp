@@ -1,4 +1,4 @@
-// The actors of a model-parallel run (see stage_job.hpp for how a TP group maps onto one actor).
+// The actors of a run, every layout (see stage_job.hpp for how a TP group maps onto one actor).
 //
 // StageActor: one TP group of one pipeline stage of one data-parallel replica. Per step it runs its
 // stage's order of forwards and backwards (pipeline/schedule.hpp): a forward waits for the previous

@@ -1,6 +1,6 @@
-// What the actors of a model-parallel run share: the layout, each stage's work and order of
-// forwards and backwards, the GPUs' hosts, and the boards on which one actor tells another that its
-// data has arrived.
+// What the actors of a run share (every layout; pure data parallelism's groups are single GPUs): the
+// layout, each stage's work and order of forwards and backwards, the GPUs' hosts, and the boards on
+// which one actor tells another that its data has arrived.
 //
 // One actor drives one tensor-parallel group: its t GPUs run the same phases at the same time (that
 // is what TP does), so one SimGrid execution on the group's slowest GPU stands for all t, and each
@@ -237,11 +237,12 @@ struct StageJob {
   mutable std::unordered_set<simgrid::s4u::Comm*> in_flight;
   mutable std::unordered_map<simgrid::s4u::Comm*, double> left_at_fault;
 
-  // Per group: when the compute its actor queued ends (< 0: none queued). A group's back-to-back phases
-  // are one SimGrid activity (a sleep to their end), each dated as SimGrid dates an execution (start +
-  // work / speed); the actor settles them (sleeps to that end) before anything else it does: a flow,
-  // a hand-over, a wait, the end of its run. MEMWALL_SEPARATE_PHASES=1 runs each phase as its own
-  // execution, the reference tests/check_merged_phases.py compares against.
+  // Per group: when the compute its actor queued ends (< 0: none queued). In pure data parallelism a
+  // GPU's back-to-back phases are one SimGrid activity (a sleep to their end), each dated as SimGrid
+  // dates an execution (start + work / speed); the actor settles them (sleeps to that end) before
+  // anything else it does: a flow, a hand-over, a wait, the end of its run. MEMWALL_SEPARATE_PHASES=1
+  // runs each phase as its own execution, the reference tests/check_merged_phases.py compares against.
+  // A grouped layout executes each phase (StageActor::compute).
   mutable std::vector<double> queued_until_s;
   void settle(long long group) const; // called by the group's StageActor only
 

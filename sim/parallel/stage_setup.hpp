@@ -1,4 +1,4 @@
-// Sets up a model-parallel run: which GPUs talk (for the platform's routes), the job the actors share
+// Sets up a run (every layout): which GPUs talk (for the platform's routes), the job the actors share
 // (groups, each stage's layers, order, gradients and optimizer, message sizes, routes), the actors.
 #pragma once
 

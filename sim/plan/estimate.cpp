@@ -184,7 +184,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
     double dp = 0, opt = 0;
     if (l.model_parallel()) {
       dp = ring_allreduce_s(bytes_per_param * params, replicas, dp_link);
-      // As the data-parallel engine's estimate below: FSDP without a pipeline moves 3/2 of an
+      // As pure data parallelism's estimate below: FSDP without a pipeline moves 3/2 of an
       // all-reduce's bytes; overlapped buckets hide behind a micro-batch's backward, all but one.
       if (p == 1 && s.training.sharding == model::Sharding::Zero3)
         dp *= 1.5;
@@ -215,7 +215,7 @@ StepEstimate estimate_step(const sim::Scenario& s, const FabricFigures& fabric) 
     est.dp_s = worst_dp;
     est.optimizer_s = worst_opt;
   } else {
-    // The data-parallel engine: the whole model's gradients (ZeRO-3: gathers of the weights in the
+    // Pure data parallelism: the whole model's gradients (ZeRO-3: gathers of the weights in the
     // forward and the backward, and a reduce-scatter of the gradients: 3/2 of an all-reduce's bytes).
     double comm = ring_allreduce_s(work.gradient_bytes, s.gpus, dp_link);
     if (s.training.sharding == model::Sharding::Zero3)

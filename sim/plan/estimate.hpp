@@ -7,9 +7,10 @@
 // T_s: stage s's forward and backward of one micro-batch (compute, exposed TP / CP / EP
 // communication); (p - 1) / v of them is the pipeline's bubble; t_send one activation between stages
 // (the fill and the drain wait for p v - 1 of them each); t_dp the stage's gradient ring over its
-// data x context replicas (not overlapped, as the model-parallel engine runs it). Without model
-// parallelism the data-parallel engine's all-reduce (or ZeRO-3's gathers) is exposed in full, or, with
-// `overlap`, all but the last micro-batch's backward.
+// data x context replicas (not overlapped, as the engine runs a grouped layout's). Without model
+// parallelism the chosen all-reduce (or ZeRO-3's gathers) is exposed in full, or, with `overlap`, all
+// but the last micro-batch's backward (zero1's all-gathers beside the forward are counted as in an
+// all-reduce: an estimate; the simulation of a candidate is exact).
 #pragma once
 
 #include "sim/scenario/scenario.hpp"

@@ -323,7 +323,7 @@ void parse_parallelism(const InputNode& root, Scenario& s) {
     node->child(key.substr(std::string("parallelism.").size())).fail(p->reason);
   }
   // A capacity is applied per expert-parallel rank (model::expert_load): without expert parallelism
-  // the data-parallel engine would leave it out, so it is refused there.
+  // there is no per-rank load to cap, so it is refused there.
   if (s.arch.moe.capacity_factor > 0 && l.expert == 1) {
     const std::string reason = "capacity_factor is applied per expert-parallel rank: give parallelism.expert > 1 "
                                "(or leave it out: dropless)";
